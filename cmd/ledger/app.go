@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// App holds what every command shares: where the database is, the standard
+// streams, the environment, and the store, opened on first use so that
+// `--help` and completion touch nothing.
+type App struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+
+	dbFlag     string
+	cpuProfile string
+	store      *store.Store
+}
+
+// DBPath resolves the database path: --db, else $LEDGER_DB, else
+// $XDG_DATA_HOME/ledger/ledger.db, else ~/.local/share/ledger/ledger.db.
+func (a *App) DBPath() (string, error) {
+	if a.dbFlag != "" {
+		return a.dbFlag, nil
+	}
+	if p := a.Getenv("LEDGER_DB"); p != "" {
+		return p, nil
+	}
+	if d := a.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ledger", "ledger.db"), nil
+	}
+	home := a.Getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no database path: set --db or $LEDGER_DB (%w)", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "ledger", "ledger.db"), nil
+}
+
+// Store opens (and migrates) the database on first use.
+func (a *App) Store(ctx context.Context) (*store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	path, err := a.DBPath()
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	a.store = s
+	return s, nil
+}
+
+func (a *App) close() {
+	if a.store != nil {
+		a.store.Close()
+		a.store = nil
+	}
+}
+
+// Exit codes of CONTRACT.md.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitNotFound = 3
+)
+
+// usageError marks a bad flag or argument: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode maps an error to the contract's exit codes; it is the one place
+// that does.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, store.ErrNotFound):
+		return exitNotFound
+	default:
+		return exitFailure
+	}
+}
+
+// run builds the command tree, runs it and returns the exit code. Errors
+// become one line on stderr: `ledger: <what went wrong>`.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	defer app.close()
+	root := newRootCmd(app)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command ") {
+		// cobra has no typed error for this one; it is a usage error.
+		err = usageError{err}
+	}
+	if err != nil {
+		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+		fmt.Fprintf(stderr, "ledger: %s\n", msg)
+	}
+	return exitCode(err)
+}
+
+func newRootCmd(app *App) *cobra.Command {
+	var stopProfile func()
+	root := &cobra.Command{
+		Use:   "ledger",
+		Short: "A memory for AI coding agents that survives the context window",
+		Long: `ledger keeps a SQLite ledger of everything your coding agents (Claude Code,
+Codex CLI) did. Instead of a long, lossy compaction summary it writes a short
+structured handoff, and at the next session start it rebuilds fresh context
+from the ledger: clear, don't compact.
+
+The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
+(~/.local/share/ledger/ledger.db). It is created on first use, owner-only.`,
+		Example: `  ledger ingest ~/.claude/projects ~/.codex/sessions
+  ledger sessions --limit 5
+  ledger audit --json`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if app.cpuProfile == "" {
+				return nil
+			}
+			f, err := os.Create(app.cpuProfile)
+			if err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+			return nil
+		},
+		PersistentPostRun: func(cmd *cobra.Command, args []string) {
+			if stopProfile != nil {
+				stopProfile()
+			}
+		},
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&app.dbFlag, "db", "", "database `path` (default $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db)")
+	root.PersistentFlags().StringVar(&app.cpuProfile, "cpuprofile", "", "write a CPU profile to `file` (inspect with go tool pprof)")
+	root.AddCommand(
+		newInitCmd(app),
+		newVersionCmd(app),
+	)
+	return root
+}
+
+// noArgs, exactArgs and friends wrap cobra's argument checks as usage errors.
+func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ledgerBin is the real binary, built once for the tests that exercise the
+// command as a user runs it (exit codes, stdout/stderr, files).
+var ledgerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ledger-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ledgerBin = filepath.Join(dir, "ledger")
+	build := exec.Command("go", "build", "-o", ledgerBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ledger:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runBin runs the built binary with a clean environment rooted in a temp
+// HOME, so no test touches the user's real ledger.
+func runBin(t *testing.T, home string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(ledgerBin, args...)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run ledger: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// runApp runs the command tree in-process with buffers, for tests of a
+// command's logic that need no separate process.
+func runApp(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	return result{out.String(), errb.String(), code}
+}
+
+func decodeJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("output is not one JSON document: %v\n%s", err, s)
+	}
+}
+
+func TestInitJSON(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "x", "ledger.db")
+	r := runBin(t, home, "", "--db", db, "init", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		DB            string `json:"db"`
+		SchemaVersion int64  `json:"schema_version"`
+	}
+	decodeJSON(t, r.stdout, &got)
+	if got.DB != db || got.SchemaVersion < 1 {
+		t.Errorf("init = %+v, want db %s and a schema version", got, db)
+	}
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("db mode = %v, want 0600", fi.Mode().Perm())
+	}
+	// A second init is a no-op with the same answer.
+	r2 := runBin(t, home, "", "--db", db, "init", "--json")
+	if r2.code != 0 || r2.stdout != r.stdout {
+		t.Errorf("second init: exit %d, stdout %q; want the same as the first %q", r2.code, r2.stdout, r.stdout)
+	}
+}
+
+func TestDatabasePathResolution(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"flag wins", map[string]string{"HOME": home, "LEDGER_DB": filepath.Join(home, "e", "env.db")}, []string{"--db", filepath.Join(home, "f", "flag.db")}, filepath.Join(home, "f", "flag.db")},
+		{"env", map[string]string{"HOME": home, "LEDGER_DB": filepath.Join(home, "e", "env.db")}, nil, filepath.Join(home, "e", "env.db")},
+		{"xdg", map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data")}, nil, filepath.Join(home, "data", "ledger", "ledger.db")},
+		{"home", map[string]string{"HOME": home}, nil, filepath.Join(home, ".local", "share", "ledger", "ledger.db")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runApp(t, tc.env, append(tc.args, "init", "--json")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var got struct{ DB string }
+			decodeJSON(t, r.stdout, &got)
+			if got.DB != tc.want {
+				t.Errorf("db = %s, want %s", got.DB, tc.want)
+			}
+			fi, err := os.Stat(filepath.Dir(tc.want))
+			if err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("folder of %s: %v, want mode 0700", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	home := t.TempDir()
+	r := runBin(t, home, "", "--db", filepath.Join(home, "l.db"), "version", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got map[string]any
+	decodeJSON(t, r.stdout, &got)
+	for _, k := range []string{"version", "schema_version", "sqlite_version"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("version --json lacks %q: %s", k, r.stdout)
+		}
+	}
+	if v, _ := got["sqlite_version"].(string); !strings.HasPrefix(v, "3.") {
+		t.Errorf("sqlite_version = %v, want 3.x", got["sqlite_version"])
+	}
+}
+
+func TestExitCodesAndErrors(t *testing.T) {
+	home := t.TempDir()
+	notDir := filepath.Join(home, "file")
+	if err := os.WriteFile(notDir, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"unknown flag", []string{"--no-such-flag"}, 2},
+		{"unknown command", []string{"nosuch"}, 2},
+		{"extra argument", []string{"--db", filepath.Join(home, "l.db"), "init", "extra"}, 2},
+		{"runtime error", []string{"--db", filepath.Join(notDir, "ledger.db"), "init"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBin(t, home, "", tc.args...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", r.code, tc.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "ledger: ") {
+				t.Errorf("stderr = %q, want one line starting with \"ledger: \"", r.stderr)
+			}
+			if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stdout, "Usage:") {
+				t.Errorf("stack trace or usage dump in output: %q %q", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestHelpTouchesNothing(t *testing.T) {
+	home := t.TempDir()
+	r := runBin(t, home, "", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "clear, don't compact") {
+		t.Fatalf("--help: exit %d, %q", r.code, r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local")); !os.IsNotExist(err) {
+		t.Errorf("--help created files under HOME (%v)", err)
+	}
+	r = runBin(t, home, "", "completion", "bash")
+	if r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
+		t.Errorf("completion bash: exit %d, %.80q", r.code, r.stdout)
+	}
+}

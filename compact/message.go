@@ -1,0 +1,166 @@
+// Package compact is ledger's conversation model and context accounting:
+// messages and their content blocks, token estimators, the context meter,
+// budgets, model window limits, the split and prune steps, and the
+// Compactor that turns a long conversation into a summary plus a preserved
+// recent zone.
+//
+// It is pure: no database, no command line, no files except those a caller
+// hands in, so Go agent builders can embed it in their own agent loops.
+package compact
+
+import "time"
+
+// Role says who produced a message.
+type Role string
+
+// Roles used across transcript formats. Codex "developer" messages map to
+// RoleSystem; tool outputs that arrive as their own records map to RoleTool.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool"
+)
+
+// BlockKind is the type of one content block.
+type BlockKind string
+
+// Content block kinds, named as Claude Code names them. Codex items map onto
+// these: function_call and custom_tool_call are tool_use, their outputs are
+// tool_result, reasoning is thinking.
+const (
+	BlockText       BlockKind = "text"
+	BlockThinking   BlockKind = "thinking"
+	BlockToolUse    BlockKind = "tool_use"
+	BlockToolResult BlockKind = "tool_result"
+	BlockImage      BlockKind = "image"
+)
+
+// Block is one piece of a message's content.
+type Block struct {
+	Kind BlockKind `json:"kind"`
+	// Text is the text of a text or thinking block, or the flattened content
+	// of a tool_result.
+	Text string `json:"text,omitempty"`
+	// ToolName is the tool a tool_use calls (Edit, Bash, apply_patch, ...).
+	ToolName string `json:"tool_name,omitempty"`
+	// ToolID links a tool_use to its tool_result (Claude's tool_use id and
+	// tool_use_id, Codex's call_id).
+	ToolID string `json:"tool_id,omitempty"`
+	// Input is the tool_use input as raw JSON (or raw text for Codex custom
+	// tools such as apply_patch, whose input is a patch, not JSON).
+	Input string `json:"input,omitempty"`
+	// IsError marks a tool_result the tool reported as failed.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// Usage is the token accounting of one API response.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+}
+
+// ContextTokens is the context in use at the API call: everything the model
+// read, cached or not. Leaving out cache reads undercounts by most of the
+// window in a long session.
+func (u Usage) ContextTokens() int64 {
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// Message is one conversation message: a transcript line in Claude Code, a
+// response item in Codex.
+type Message struct {
+	UUID       string    `json:"uuid"`
+	ParentUUID string    `json:"parent_uuid,omitempty"`
+	SessionID  string    `json:"session_id"`
+	Role       Role      `json:"role"`
+	Blocks     []Block   `json:"blocks"`
+	Time       time.Time `json:"time"`
+	// Model is the model that produced an assistant message.
+	Model string `json:"model,omitempty"`
+	// ResponseID identifies the API response an assistant line belongs to
+	// (message.id + requestId): one response can span several lines.
+	ResponseID string `json:"response_id,omitempty"`
+	// Usage is the response's token usage, when the transcript records it.
+	// Lines of one response repeat it; count it once per ResponseID, from
+	// the last line.
+	Usage *Usage `json:"usage,omitempty"`
+	// Meta marks lines the agent injected rather than the user typed
+	// (isMeta, command caveats, hook output).
+	Meta bool `json:"meta,omitempty"`
+	// CompactSummary marks the summary message a compaction left behind.
+	CompactSummary bool `json:"compact_summary,omitempty"`
+	// Sidechain marks subagent messages that share their parent's session.
+	Sidechain bool   `json:"sidechain,omitempty"`
+	AgentID   string `json:"agent_id,omitempty"`
+}
+
+// Text joins the message's text blocks (not thinking, not tools).
+func (m Message) Text() string {
+	var s string
+	for _, b := range m.Blocks {
+		if b.Kind == BlockText {
+			if s != "" {
+				s += "\n"
+			}
+			s += b.Text
+		}
+	}
+	return s
+}
+
+// Kind is the message's dominant block kind: the first tool_use or
+// tool_result block if there is one, else thinking if that is all there is,
+// else text.
+func (m Message) Kind() BlockKind {
+	kind := BlockText
+	for i, b := range m.Blocks {
+		switch b.Kind {
+		case BlockToolUse, BlockToolResult:
+			return b.Kind
+		case BlockThinking, BlockImage:
+			if i == 0 {
+				kind = b.Kind
+			}
+		}
+	}
+	return kind
+}
+
+// ToolName is the name of the message's first tool_use, if any.
+func (m Message) ToolName() string {
+	for _, b := range m.Blocks {
+		if b.Kind == BlockToolUse {
+			return b.ToolName
+		}
+	}
+	return ""
+}
+
+// Boundary marks a compaction in a conversation, shaped like Claude Code's
+// compact_boundary system line.
+type Boundary struct {
+	Type      string    `json:"type"`    // always "system"
+	Subtype   string    `json:"subtype"` // always "compact_boundary"
+	UUID      string    `json:"uuid"`
+	SessionID string    `json:"session_id"`
+	Time      time.Time `json:"time"`
+	Trigger   string    `json:"trigger"` // "manual" or "auto"
+	// PreTokens is the context in use just before the compaction.
+	PreTokens int64 `json:"pre_tokens"`
+	// PostTokens is the context in use just after it (0 when not known).
+	PostTokens int64 `json:"post_tokens"`
+	// LogicalParentUUID is the last message before the boundary; it may
+	// point to a uuid absent from the transcript.
+	LogicalParentUUID string `json:"logical_parent_uuid,omitempty"`
+	// Summary is the compaction's summary text, when known.
+	Summary string `json:"summary,omitempty"`
+}
+
+// NewBoundary returns a Boundary with its fixed type and subtype set.
+func NewBoundary(sessionID, uuid, trigger string, at time.Time, pre, post int64) Boundary {
+	return Boundary{Type: "system", Subtype: "compact_boundary", UUID: uuid, SessionID: sessionID,
+		Time: at, Trigger: trigger, PreTokens: pre, PostTokens: post}
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Cursor is how far ledger has read one transcript file. The head
+// fingerprint (a hash of the file's first HeadLen bytes) tells a file that
+// grew from one that was rewritten.
+type Cursor struct {
+	Path      string    `db:"path"`
+	SessionID string    `db:"session_id"`
+	Format    string    `db:"format"`
+	Size      int64     `db:"size"`
+	ModTime   int64     `db:"mod_time"` // unix nanoseconds
+	Offset    int64     `db:"offset"`
+	Line      int       `db:"line"`
+	HeadLen   int64     `db:"head_len"`
+	HeadHash  string    `db:"head_hash"`
+	State     string    `db:"state"` // the reader's state, JSON
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+// Cursor returns the cursor of the file at path, or ErrNotFound.
+func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
+	var c Cursor
+	err := s.db.GetContext(ctx, &c, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at
+		FROM cursors WHERE path = ?`, path)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Cursor{}, ErrNotFound
+	}
+	if err != nil {
+		return Cursor{}, fmt.Errorf("read cursor %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Cursors returns every cursor, keyed by path: one query for a whole
+// re-ingest of unchanged files.
+func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
+	var cs []Cursor
+	if err := s.db.SelectContext(ctx, &cs, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at FROM cursors`); err != nil {
+		return nil, fmt.Errorf("read cursors: %w", err)
+	}
+	m := make(map[string]Cursor, len(cs))
+	for _, c := range cs {
+		m[c.Path] = c
+	}
+	return m, nil
+}
+
+// SaveCursor stores a cursor on its own (for a file whose new bytes held
+// nothing to write).
+func (s *Store) SaveCursor(ctx context.Context, c *Cursor) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := saveCursor(ctx, tx, c); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {
+	c.UpdatedAt = time.Now().UTC()
+	if c.State == "" {
+		c.State = "{}"
+	}
+	_, err := tx.NamedExecContext(ctx, `
+		INSERT INTO cursors (path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at)
+		VALUES (:path, :session_id, :format, :size, :mod_time, :offset, :line, :head_len, :head_hash, :state, :updated_at)
+		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, format = excluded.format, size = excluded.size,
+			mod_time = excluded.mod_time, offset = excluded.offset, line = excluded.line, head_len = excluded.head_len,
+			head_hash = excluded.head_hash, state = excluded.state, updated_at = excluded.updated_at`, c)
+	if err != nil {
+		return fmt.Errorf("save cursor %s: %w", c.Path, err)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Session is a stored agent session.
+type Session struct {
+	ID            string       `db:"id"`
+	Source        string       `db:"source"`
+	Project       string       `db:"project"`
+	GitBranch     string       `db:"git_branch"`
+	Title         string       `db:"title"`
+	Model         string       `db:"model"`
+	ContextWindow int64        `db:"context_window"`
+	ContextTokens int64        `db:"context_tokens"`
+	StartedAt     sql.NullTime `db:"started_at"`
+	LastAt        sql.NullTime `db:"last_at"`
+	Messages      int64        `db:"messages"`
+	Compactions   int64        `db:"compactions"`
+	ToolCalls     int64        `db:"tool_calls"`
+}
+
+const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
+	started_at, last_at, messages, compactions, tool_calls`
+
+// SessionFilter narrows a session listing.
+type SessionFilter struct {
+	// Project keeps sessions whose project is this folder or below it.
+	Project string
+	// Limit caps the number of sessions (0: no cap).
+	Limit int
+}
+
+// Sessions lists sessions, newest activity first.
+func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	var args []any
+	if f.Project != "" {
+		dir := filepath.Clean(f.Project)
+		q += ` WHERE (project = ? OR (project >= ? AND project < ?))`
+		// project below dir: "dir/" <= project < "dir0" ('0' follows '/').
+		args = append(args, dir, dir+"/", dir+"0")
+	}
+	q += ` ORDER BY last_at IS NULL, last_at DESC, id`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	var out []Session
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Session returns the session whose id is id or starts with it (git-style
+// prefixes). No match is ErrNotFound; several are an *AmbiguousError.
+func (s *Store) Session(ctx context.Context, idOrPrefix string) (Session, error) {
+	if idOrPrefix == "" {
+		return Session{}, fmt.Errorf("session %q: %w", idOrPrefix, ErrNotFound)
+	}
+	var out []Session
+	// Exact match first; then the prefix range [p, p+U+10FFFF) uses the primary key.
+	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, idOrPrefix)
+	if err == nil && len(out) == 0 {
+		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 11`,
+			idOrPrefix, idOrPrefix+"\U0010FFFF")
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("find session %s: %w", idOrPrefix, err)
+	}
+	switch len(out) {
+	case 0:
+		return Session{}, fmt.Errorf("no session %q: %w", idOrPrefix, ErrNotFound)
+	case 1:
+		return out[0], nil
+	}
+	ids := make([]string, 0, len(out))
+	for i, c := range out {
+		if i == 10 {
+			ids = append(ids, "...")
+			break
+		}
+		ids = append(ids, c.ID)
+	}
+	return Session{}, &AmbiguousError{Prefix: idOrPrefix, Candidates: ids}
+}
+
+// Time returns t's time in UTC, or the zero time when t is NULL.
+func Time(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}

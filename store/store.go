@@ -1,0 +1,223 @@
+// Package store is ledger's SQLite database: sessions, messages, handoffs,
+// compactions and ingest cursors, with FTS5 indexes kept in step by
+// triggers. It is the only package that writes SQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/agentledger/ledger/migrations"
+)
+
+// ErrNotFound is returned when a session, handoff or other row asked for
+// does not exist.
+var ErrNotFound = errors.New("not found")
+
+// AmbiguousError is returned when a session prefix matches several sessions.
+type AmbiguousError struct {
+	Prefix     string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("session prefix %q is ambiguous: %s", e.Prefix, strings.Join(e.Candidates, ", "))
+}
+
+// Store is an open ledger database.
+type Store struct {
+	db   *sqlx.DB
+	path string
+}
+
+func init() {
+	// sqlx does not know the driver name "sqlite"; say it uses ? binds.
+	sqlx.BindDriver("sqlite", sqlx.QUESTION)
+}
+
+// DSN returns the connection string for the database at path. The pragmas
+// run on every pooled connection: WAL so readers never block the writer,
+// busy_timeout so concurrent writers wait instead of failing, immediate
+// transactions so a read-then-write transaction takes the write lock up
+// front (deferred ones fail with SQLITE_BUSY at once, busy_timeout or not).
+func DSN(path string) string {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
+	return u.String() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+}
+
+// Open opens the ledger at path, creating its folder (0700) and file (0600)
+// when missing, and migrates it. Opening a current database costs one query:
+// ledger starts at every agent session start.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path")
+	}
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// createFile makes the database's folder and file owner-only before SQLite
+// creates them with the process umask. SQLite gives the -wal and -shm files
+// the main file's permissions.
+func createFile(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create database folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	return f.Close()
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// DB exposes the handle for tests and tools in this module that need raw
+// access (integrity checks, benchmarks).
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+var (
+	targetOnce    sync.Once
+	targetVersion int64
+	targetErr     error
+)
+
+// TargetVersion is the schema version this binary migrates to: the highest
+// embedded migration number.
+func TargetVersion() (int64, error) {
+	targetOnce.Do(func() {
+		entries, err := fs.ReadDir(migrations.FS, ".")
+		if err != nil {
+			targetErr = err
+			return
+		}
+		for _, e := range entries {
+			num, _, ok := strings.Cut(e.Name(), "_")
+			if !ok || !strings.HasSuffix(e.Name(), ".sql") {
+				continue
+			}
+			v, err := strconv.ParseInt(num, 10, 64)
+			if err != nil {
+				continue
+			}
+			targetVersion = max(targetVersion, v)
+		}
+	})
+	return targetVersion, targetErr
+}
+
+// SchemaVersion is the database's current schema version (0 before the
+// first migration).
+func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
+	return schemaVersion(ctx, s.db)
+}
+
+func schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
+	var v sql.NullInt64
+	err := db.GetContext(ctx, &v, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v.Int64, nil
+}
+
+// migrate brings the schema up to date. The fast path is one query; goose's
+// provider is built only when there is work to do. Two processes may race
+// to migrate a new database: the loser's migration fails on the tables the
+// winner made, so a failure is re-checked against the version before it is
+// reported.
+func (s *Store) migrate(ctx context.Context) error {
+	want, err := TargetVersion()
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	have, err := schemaVersion(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if have == want {
+		return nil
+	}
+	if have > want {
+		return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.path, have, want)
+	}
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		if v, verr := schemaVersion(ctx, s.db); verr == nil && v == want {
+			return nil
+		}
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) provider() (*goose.Provider, error) {
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.db.DB, migrations.FS)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	return p, nil
+}
+
+// MigrateDown rolls the schema back to version (0 removes every table).
+// Used by tests and by users recovering from a bad upgrade.
+func (s *Store) MigrateDown(ctx context.Context, version int64) error {
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	if _, err := p.DownTo(ctx, version); err != nil {
+		return fmt.Errorf("migrate down to %d: %w", version, err)
+	}
+	return nil
+}
+
+// MigrateUp applies every pending migration.
+func (s *Store) MigrateUp(ctx context.Context) error {
+	return s.migrate(ctx)
+}
+
+// SQLiteVersion is the version of the SQLite library in the binary.
+func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
+	var v string
+	if err := s.db.GetContext(ctx, &v, `SELECT sqlite_version()`); err != nil {
+		return "", fmt.Errorf("read sqlite version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,431 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+// SessionPatch is what a transcript says about a session. Empty fields say
+// nothing and leave what is stored.
+type SessionPatch struct {
+	ID            string
+	Source        string // "claude" or "codex"
+	Project       string
+	GitBranch     string
+	Title         string
+	Model         string
+	ContextWindow int64
+	// Usage, when set, is the session's latest API usage (Codex token_count).
+	Usage *compact.Usage
+	Time  time.Time
+}
+
+// Counts is what a write added.
+type Counts struct {
+	Sessions    int `json:"sessions"`
+	Messages    int `json:"messages"`
+	Compactions int `json:"compactions"`
+}
+
+// Writer writes ingested records in one immediate transaction. Commit
+// makes them durable together with the cursor that says how far the file
+// was read, so an interrupted ingest loses nothing and duplicates nothing.
+type Writer struct {
+	tx       *sqlx.Tx
+	source   string
+	counts   Counts
+	sessions map[string]*sessionState
+	stmts    writerStmts
+}
+
+// sessionState is what the writer keeps per session for the length of a
+// transaction, flushed to the session row at commit.
+type sessionState struct {
+	exists      bool
+	nextSeq     int64
+	started     time.Time
+	last        time.Time
+	added       int64 // messages added
+	compactions int64 // compactions added
+	toolCalls   int64 // tool calls added
+	toolTotal   int64 // the session's tool calls so far
+	toolAtLast  int64 // tool calls at the latest compaction
+	pendingPost bool  // a compaction waits for its post_tokens
+	context     int64 // latest context tokens (-1: none seen)
+	patch       SessionPatch
+}
+
+type writerStmts struct {
+	insertMessage *sqlx.Stmt
+	clearUsage    *sqlx.Stmt
+}
+
+// NewWriter begins an ingest transaction for records of the given source
+// format ("claude" or "codex").
+func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin ingest: %w", err)
+	}
+	w := &Writer{tx: tx, source: source, sessions: map[string]*sessionState{}}
+	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `
+		INSERT INTO messages (session_id, uuid, parent_uuid, seq, role, kind, tool_name, text, blocks, at,
+			model, response_id, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens,
+			meta, compact_summary, sidechain, agent_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, uuid) DO NOTHING`); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("prepare insert message: %w", err)
+	}
+	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
+		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
+		WHERE session_id = ? AND response_id = ? AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("prepare clear usage: %w", err)
+	}
+	return w, nil
+}
+
+// Rollback abandons the transaction; after Commit it does nothing.
+func (w *Writer) Rollback() error {
+	err := w.tx.Rollback()
+	if err == sql.ErrTxDone {
+		return nil
+	}
+	return err
+}
+
+// Counts is what the writer has added so far.
+func (w *Writer) Counts() Counts { return w.counts }
+
+// session loads (or creates) the per-transaction state of a session.
+func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) {
+	if st, ok := w.sessions[id]; ok {
+		return st, nil
+	}
+	st := &sessionState{context: -1}
+	var row struct {
+		Seq        sql.NullInt64 `db:"seq"`
+		ToolCalls  int64         `db:"tool_calls"`
+		ToolAtLast int64         `db:"tool_at_last"`
+		Pending    bool          `db:"pending"`
+	}
+	err := w.tx.GetContext(ctx, &row, `
+		SELECT (SELECT max(seq) FROM messages WHERE session_id = s.id) AS seq,
+			s.tool_calls,
+			coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0) AS tool_at_last,
+			EXISTS (SELECT 1 FROM compactions WHERE session_id = s.id AND post_tokens IS NULL) AS pending
+		FROM sessions s WHERE s.id = ?`, id)
+	switch {
+	case err == sql.ErrNoRows:
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, w.source); err != nil {
+			return nil, fmt.Errorf("insert session %s: %w", id, err)
+		}
+		w.counts.Sessions++
+	case err != nil:
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	default:
+		st.nextSeq = row.Seq.Int64 + 1
+		if !row.Seq.Valid {
+			st.nextSeq = 0
+		}
+		st.toolTotal = row.ToolCalls
+		st.toolAtLast = row.ToolAtLast
+		st.pendingPost = row.Pending
+	}
+	st.exists = true
+	w.sessions[id] = st
+	return st, nil
+}
+
+// PatchSession records what a transcript line says about a session.
+func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
+	if p.ID == "" {
+		return nil
+	}
+	st, err := w.session(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	merge(&st.patch.Project, p.Project)
+	merge(&st.patch.GitBranch, p.GitBranch)
+	merge(&st.patch.Title, p.Title)
+	merge(&st.patch.Model, p.Model)
+	if p.ContextWindow > 0 {
+		st.patch.ContextWindow = p.ContextWindow
+	}
+	st.see(p.Time)
+	if p.Usage != nil {
+		if err := w.sawUsage(ctx, p.ID, st, *p.Usage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func merge(dst *string, v string) {
+	if v != "" {
+		*dst = v
+	}
+}
+
+func (st *sessionState) see(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if st.started.IsZero() || t.Before(st.started) {
+		st.started = t
+	}
+	if t.After(st.last) {
+		st.last = t
+	}
+}
+
+// sawUsage notes the context in use at an API response: the session's
+// meter, and the post-compaction figure of a compaction waiting for one.
+func (w *Writer) sawUsage(ctx context.Context, session string, st *sessionState, u compact.Usage) error {
+	st.context = u.ContextTokens()
+	if !st.pendingPost {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `UPDATE compactions SET post_tokens = ? WHERE session_id = ? AND post_tokens IS NULL`,
+		st.context, session); err != nil {
+		return fmt.Errorf("set post tokens: %w", err)
+	}
+	st.pendingPost = false
+	return nil
+}
+
+// AddMessage stores a message unless the session already has its uuid.
+// It reports whether the message was new.
+func (w *Writer) AddMessage(ctx context.Context, m compact.Message) (bool, error) {
+	if m.SessionID == "" || m.UUID == "" {
+		return false, fmt.Errorf("message without session or uuid")
+	}
+	st, err := w.session(ctx, m.SessionID)
+	if err != nil {
+		return false, err
+	}
+	text, blocks := SearchText(m), blocksJSON(m)
+	var in, cc, cr, out any
+	if m.Usage != nil {
+		in, cc, cr, out = m.Usage.InputTokens, m.Usage.CacheCreationInputTokens, m.Usage.CacheReadInputTokens, m.Usage.OutputTokens
+	}
+	var at any
+	if !m.Time.IsZero() {
+		at = m.Time.UTC()
+	}
+	res, err := w.stmts.insertMessage.ExecContext(ctx, m.SessionID, m.UUID, m.ParentUUID, st.nextSeq, string(m.Role),
+		string(m.Kind()), m.ToolName(), text, blocks, at, m.Model, m.ResponseID, in, cc, cr, out,
+		m.Meta, m.CompactSummary, m.Sidechain, m.AgentID)
+	if err != nil {
+		return false, fmt.Errorf("insert message %s: %w", m.UUID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	id, _ := res.LastInsertId()
+	st.nextSeq++
+	st.added++
+	w.counts.Messages++
+	st.see(m.Time)
+	for _, b := range m.Blocks {
+		if b.Kind == compact.BlockToolUse {
+			st.toolCalls++
+			st.toolTotal++
+		}
+	}
+	if m.Usage != nil && m.ResponseID != "" {
+		// One API response spans several lines that repeat its usage: keep
+		// it on the last line only, so sums count it once.
+		if _, err := w.stmts.clearUsage.ExecContext(ctx, m.SessionID, m.ResponseID, id); err != nil {
+			return false, fmt.Errorf("dedupe usage: %w", err)
+		}
+	}
+	if m.Usage != nil && !m.Sidechain {
+		if err := w.sawUsage(ctx, m.SessionID, st, *m.Usage); err != nil {
+			return false, err
+		}
+	}
+	if m.CompactSummary {
+		if err := w.linkSummary(ctx, m); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// linkSummary attaches a compaction summary message to its compaction: the
+// boundary it follows (its parent), else the session's latest compaction
+// still without a summary.
+func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
+	_, err := w.tx.ExecContext(ctx, `
+		UPDATE compactions SET summary = ?
+		WHERE id = coalesce(
+			(SELECT id FROM compactions WHERE session_id = ? AND boundary_uuid = ? AND summary = ''),
+			(SELECT id FROM compactions WHERE session_id = ? AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
+		m.Text(), m.SessionID, m.ParentUUID, m.SessionID)
+	if err != nil {
+		return fmt.Errorf("link compaction summary: %w", err)
+	}
+	return nil
+}
+
+// hookMatchWindow is how long before a transcript's compact_boundary a
+// PreCompact hook record of the same compaction may have been written.
+const hookMatchWindow = 10 * time.Minute
+
+// AddBoundary records a compaction read from a transcript, unless it is
+// already recorded. A record the PreCompact hook wrote for the same
+// compaction (same session, no boundary yet, shortly before) is completed
+// instead of adding a second one: one compaction, one record.
+func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, error) {
+	if b.SessionID == "" || b.UUID == "" {
+		return false, fmt.Errorf("compaction without session or uuid")
+	}
+	st, err := w.session(ctx, b.SessionID)
+	if err != nil {
+		return false, err
+	}
+	var exists bool
+	if err := w.tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM compactions WHERE session_id = ? AND boundary_uuid = ?)`,
+		b.SessionID, b.UUID); err != nil {
+		return false, fmt.Errorf("find compaction: %w", err)
+	}
+	if exists {
+		return false, nil
+	}
+	at := b.Time.UTC()
+	st.see(b.Time)
+	var pre, post any
+	if b.PreTokens > 0 {
+		pre = b.PreTokens
+	}
+	if b.PostTokens > 0 {
+		post = b.PostTokens
+	}
+	res, err := w.tx.ExecContext(ctx, `
+		UPDATE compactions SET boundary_uuid = ?, logical_parent_uuid = ?, trigger = ?,
+			pre_tokens = coalesce(?, pre_tokens), post_tokens = coalesce(?, post_tokens),
+			summary = CASE WHEN ? <> '' THEN ? ELSE summary END
+		WHERE id = (SELECT id FROM compactions
+			WHERE session_id = ? AND source = 'hook' AND boundary_uuid IS NULL AND at BETWEEN ? AND ?
+			ORDER BY at DESC LIMIT 1)`,
+		b.UUID, b.LogicalParentUUID, b.Trigger, pre, post, b.Summary, b.Summary,
+		b.SessionID, at.Add(-hookMatchWindow), at.Add(time.Minute))
+	if err != nil {
+		return false, fmt.Errorf("complete hook compaction: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		st.pendingPost = st.pendingPost || post == nil
+		return false, nil
+	}
+	calls := st.toolTotal - st.toolAtLast
+	if _, err := w.tx.ExecContext(ctx, `
+		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'transcript', ?)`,
+		b.SessionID, b.UUID, b.LogicalParentUUID, at, b.Trigger, pre, post, b.Summary, calls); err != nil {
+		return false, fmt.Errorf("insert compaction: %w", err)
+	}
+	st.toolAtLast = st.toolTotal
+	st.compactions++
+	st.pendingPost = st.pendingPost || post == nil
+	w.counts.Compactions++
+	return true, nil
+}
+
+// Commit flushes the session rows, saves the cursor (if any) and commits.
+func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
+	for id, st := range w.sessions {
+		if err := w.flushSession(ctx, id, st); err != nil {
+			return err
+		}
+	}
+	if c != nil {
+		if err := saveCursor(ctx, w.tx, c); err != nil {
+			return err
+		}
+	}
+	if err := w.tx.Commit(); err != nil {
+		return fmt.Errorf("commit ingest: %w", err)
+	}
+	return nil
+}
+
+func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) error {
+	p := st.patch
+	var started, last any
+	if !st.started.IsZero() {
+		started = st.started.UTC()
+	}
+	if !st.last.IsZero() {
+		last = st.last.UTC()
+	}
+	_, err := w.tx.ExecContext(ctx, `
+		UPDATE sessions SET
+			project = CASE WHEN ? <> '' THEN ? ELSE project END,
+			git_branch = CASE WHEN ? <> '' THEN ? ELSE git_branch END,
+			title = CASE WHEN ? <> '' THEN ? ELSE title END,
+			model = CASE WHEN ? <> '' THEN ? ELSE model END,
+			context_window = CASE WHEN ? > 0 THEN ? ELSE context_window END,
+			context_tokens = CASE WHEN ? >= 0 THEN ? ELSE context_tokens END,
+			started_at = CASE WHEN started_at IS NULL OR ? < started_at THEN coalesce(?, started_at) ELSE started_at END,
+			last_at = CASE WHEN last_at IS NULL OR ? > last_at THEN coalesce(?, last_at) ELSE last_at END,
+			messages = messages + ?,
+			compactions = compactions + ?,
+			tool_calls = tool_calls + ?
+		WHERE id = ?`,
+		p.Project, p.Project, p.GitBranch, p.GitBranch, p.Title, p.Title, p.Model, p.Model,
+		p.ContextWindow, p.ContextWindow, st.context, st.context,
+		started, started, last, last, st.added, st.compactions, st.toolCalls, id)
+	if err != nil {
+		return fmt.Errorf("update session %s: %w", id, err)
+	}
+	return nil
+}
+
+// SearchText is what the full-text index holds for a message: its text and
+// thinking, tool names with their inputs, and tool output.
+func SearchText(m compact.Message) string {
+	var sb strings.Builder
+	for _, b := range m.Blocks {
+		var part string
+		switch b.Kind {
+		case compact.BlockText, compact.BlockThinking, compact.BlockToolResult:
+			part = b.Text
+		case compact.BlockToolUse:
+			part = b.ToolName + " " + b.Input
+		case compact.BlockImage:
+			part = "[image]"
+		}
+		if part == "" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(part)
+	}
+	return sb.String()
+}
+
+// blocksJSON keeps the structured content of a message that is more than
+// one plain text block; a plain text message is all in its text column.
+func blocksJSON(m compact.Message) any {
+	if len(m.Blocks) == 0 || (len(m.Blocks) == 1 && m.Blocks[0].Kind == compact.BlockText) {
+		return nil
+	}
+	b, err := json.Marshal(m.Blocks)
+	if err != nil {
+		return nil
+	}
+	return string(b)
+}

@@ -1,0 +1,93 @@
+// Package transcript reads agent transcript formats (Claude Code JSONL and
+// Codex CLI rollouts) as streams of compact messages, compaction boundaries
+// and session facts, with the byte offset of every line so that callers can
+// resume reading where they stopped.
+package transcript
+
+import (
+	"time"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+// Format names a transcript format. Its values are the `source` of a
+// session in ledger's output.
+type Format string
+
+// The formats ledger reads.
+const (
+	FormatClaude Format = "claude"
+	FormatCodex  Format = "codex"
+)
+
+// SessionInfo is what a line says about its session. Empty fields say
+// nothing: a caller merges them into what it already knows.
+type SessionInfo struct {
+	ID        string
+	Project   string // the working directory (cwd)
+	GitBranch string
+	Title     string
+	Model     string
+	// ContextWindow is the model's window when the transcript states it
+	// (Codex model_context_window).
+	ContextWindow int64
+	// Usage is the latest token usage the transcript reports at session
+	// level (Codex token_count last_token_usage).
+	Usage *compact.Usage
+	Time  time.Time
+}
+
+// Record is what one transcript line yields. At most one of Message and
+// Boundary is set; Session may accompany either or stand alone.
+type Record struct {
+	Line     int   // 1-based line number in the file
+	Offset   int64 // byte offset of the line's start
+	Message  *compact.Message
+	Boundary *compact.Boundary
+	Session  *SessionInfo
+}
+
+// Skip tells why a line was not used.
+type Skip struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// State is carried from one incremental read of a file to the next: what
+// earlier lines said that later lines rely on.
+type State struct {
+	Format Format
+	// SessionID is the session of lines that do not name one (Codex lines
+	// never do; Claude title lines do not).
+	SessionID string
+	// LastUUID is the uuid of the last message read (Codex messages are
+	// chained to it, having no uuids of their own).
+	LastUUID string
+	// LastContextTokens is the context in use at the last usage seen, the
+	// pre-compaction figure for a Codex compaction that follows.
+	LastContextTokens int64
+
+	c *carry // in-process only: see carry
+}
+
+// Result sums up one read.
+type Result struct {
+	// End is the byte offset just after the last complete line read: where
+	// the next read starts. A last line without its newline is not read.
+	End int64
+	// Lines is the number of complete lines read; NextLine the line number
+	// the next read starts at.
+	Lines    int
+	NextLine int
+	// Skipped counts malformed lines (not JSON, JSON that is not a record
+	// of the format). Lines skipped on purpose (progress, snapshots) are not
+	// counted: they are not bad input.
+	Skipped int
+	// Skips holds the first few skipped lines with their reasons.
+	Skips []Skip
+	// Repaired counts lines whose invalid UTF-8 or NUL bytes were repaired.
+	Repaired int
+}
+
+// MaxSkipsListed is how many skipped lines a Result names.
+const MaxSkipsListed = 5
