@@ -1,0 +1,58 @@
+// Command ledger-gen writes a deterministic corpus of Claude Code
+// transcripts for ledger's benchmarks and performance scripts:
+//
+//	ledger-gen -out /tmp/corpus -sessions 100 -messages 1000
+//
+// writes /tmp/corpus/<project>/<session>.jsonl, 100 sessions of 1,000
+// messages each. The same flags always write the same bytes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentledger/ledger/transcript"
+)
+
+func main() {
+	out := flag.String("out", "", "folder to write the corpus into (required)")
+	sessions := flag.Int("sessions", 100, "number of sessions")
+	messages := flag.Int("messages", 1000, "messages per session")
+	compactEvery := flag.Int("compact-every", 400, "a compaction every N messages (0: none)")
+	seed := flag.Uint64("seed", 1, "random seed")
+	flag.Parse()
+	if *out == "" || *sessions < 1 || *messages < 1 {
+		fmt.Fprintln(os.Stderr, "ledger-gen: -out is required; -sessions and -messages must be positive")
+		os.Exit(2)
+	}
+	if err := generate(*out, *sessions, *messages, *compactEvery, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "ledger-gen:", err)
+		os.Exit(1)
+	}
+}
+
+func generate(out string, sessions, messages, compactEvery int, seed uint64) error {
+	for i := range sessions {
+		s := seed*1_000_003 + uint64(i)
+		project := fmt.Sprintf("-home-dev-src-project%02d", i%17)
+		dir := filepath.Join(out, project)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("session-%05d.jsonl", i)))
+		if err != nil {
+			return err
+		}
+		err = transcript.Generate(f, transcript.GenOptions{Seed: s, Messages: messages, CompactEvery: compactEvery,
+			Project: fmt.Sprintf("/home/dev/src/project%02d", i%17)})
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

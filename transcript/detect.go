@@ -1,0 +1,163 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Sentinel errors of Detect.
+var (
+	// ErrUnknownFormat is returned for input that is neither a Claude Code
+	// transcript nor a Codex rollout.
+	ErrUnknownFormat = errors.New("unknown transcript format")
+	// ErrEmpty is returned for input with no content at all (or only
+	// blank lines).
+	ErrEmpty = errors.New("empty transcript")
+)
+
+const (
+	// detectLines is how many non-blank lines Detect looks at.
+	detectLines = 20
+	// detectMaxLine is the longest line Detect decodes; a longer one (a
+	// pasted image, a huge tool output) is passed over unread.
+	detectMaxLine = 64 << 20
+)
+
+// codexTypes are the top-level types of Codex rollout lines.
+var codexTypes = map[string]bool{
+	"session_meta": true, "response_item": true, "event_msg": true,
+	"turn_context": true, "compacted": true,
+}
+
+// claudeTypes are the line types Claude Code writes.
+var claudeTypes = map[string]bool{
+	"user": true, "assistant": true, "system": true, "summary": true,
+	"progress": true, "file-history-snapshot": true, "queue-operation": true,
+	"last-prompt": true,
+}
+
+// detectLine is what Detect reads of a line.
+type detectLine struct {
+	Type       string  `json:"type"`
+	Payload    present `json:"payload"`
+	SessionID  present `json:"sessionId"`
+	UUID       present `json:"uuid"`
+	LeafUUID   present `json:"leafUuid"`
+	Message    present `json:"message"`
+	ParentUUID present `json:"parentUuid"`
+}
+
+// Detect reads the first non-blank lines of r (up to 20; an unterminated
+// last line counts) and tells which transcript format they are. The first
+// line that is clearly one format decides. Input with nothing but blank
+// lines returns ErrEmpty; input where no line decides returns an error
+// wrapping ErrUnknownFormat that says why.
+func Detect(r io.Reader) (Format, error) {
+	br := bufio.NewReaderSize(r, readBufferSize)
+	var buf []byte
+	seen, lineNo := 0, 0
+	firstReason := ""
+	for seen < detectLines {
+		line, tooLong, err := readCapped(br, &buf, detectMaxLine)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("detect format: %w", err)
+		}
+		eof := err != nil
+		if len(line) == 0 && eof && !tooLong {
+			break
+		}
+		lineNo++
+		// Blank is decided before repair, as Read does: a line of NUL
+		// bytes is bad input, not an empty line.
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 || tooLong {
+			line, _ = repair(line)
+			seen++
+			f, reason := detectOne(line, tooLong)
+			if f != "" {
+				return f, nil
+			}
+			if firstReason == "" {
+				firstReason = fmt.Sprintf("line %d: %s", lineNo, reason)
+			}
+		}
+		if eof {
+			break
+		}
+	}
+	if seen == 0 {
+		return "", ErrEmpty
+	}
+	return "", fmt.Errorf("%w: no claude or codex record in the first %d lines (%s)", ErrUnknownFormat, seen, firstReason)
+}
+
+// detectOne classifies one trimmed line, or says why it cannot.
+func detectOne(line []byte, tooLong bool) (Format, string) {
+	if tooLong {
+		return "", "line too long to inspect"
+	}
+	if len(line) == 0 || line[0] != '{' {
+		if json.Valid(line) {
+			return "", "not a json object"
+		}
+		return "", "invalid json"
+	}
+	var d detectLine
+	if err := json.Unmarshal(line, &d); err != nil && !isTypeError(err) {
+		return "", "invalid json"
+	}
+	switch {
+	case d.Type == "":
+		return "", "no type field"
+	case codexTypes[d.Type] && bool(d.Payload):
+		return FormatCodex, ""
+	case bool(d.Payload):
+		return "", fmt.Sprintf("unknown type %q with a payload", d.Type)
+	case claudeTypes[d.Type]:
+		return FormatClaude, ""
+	case bool(d.SessionID || d.UUID || d.LeafUUID || d.Message || d.ParentUUID):
+		return FormatClaude, ""
+	}
+	return "", fmt.Sprintf("unknown type %q", d.Type)
+}
+
+// readCapped reads one line (an unterminated last one too) into *buf,
+// keeping at most max bytes; the rest of a longer line is read and dropped,
+// and tooLong reports it. err is io.EOF at the end of input.
+func readCapped(br *bufio.Reader, buf *[]byte, max int) (line []byte, tooLong bool, err error) {
+	*buf = (*buf)[:0]
+	for {
+		b, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(*buf)+len(b) > max {
+				tooLong = true
+				*buf = (*buf)[:0]
+			} else {
+				*buf = append(*buf, b...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return *buf, tooLong, err
+	}
+}
+
+// DetectFile opens path and detects its format (see Detect).
+func DetectFile(path string) (Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("detect format: %w", err)
+	}
+	defer f.Close()
+	format, err := Detect(f)
+	if err != nil {
+		return "", fmt.Errorf("detect format of %s: %w", path, err)
+	}
+	return format, nil
+}

@@ -1,0 +1,97 @@
+package transcript
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDetect(t *testing.T) {
+	claudeLine := `{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"},"uuid":"u"}`
+	codexLine := `{"timestamp":"2026-03-02T09:00:00Z","type":"session_meta","payload":{"id":"s"}}`
+	tests := []struct {
+		name  string
+		input string
+		want  Format
+		err   error
+	}{
+		{"claude", claudeLine + "\n", FormatClaude, nil},
+		{"claude title first", `{"type":"summary","summary":"T","leafUuid":"x"}` + "\n" + claudeLine + "\n", FormatClaude, nil},
+		{"claude queue operation", `{"type":"queue-operation","operation":"enqueue","sessionId":"s"}` + "\n", FormatClaude, nil},
+		{"claude unknown type with session", `{"type":"brand-new","sessionId":"s"}` + "\n", FormatClaude, nil},
+		{"codex", codexLine + "\n", FormatCodex, nil},
+		{"codex event first", `{"timestamp":"t","type":"event_msg","payload":{"type":"token_count"}}` + "\n", FormatCodex, nil},
+		{"crlf and blank lines", "\r\n\r\n" + codexLine + "\r\n", FormatCodex, nil},
+		{"no final newline", claudeLine, FormatClaude, nil},
+		{"junk then claude", "garbage\n[1]\n{\"a\":1}\n" + claudeLine + "\n", FormatClaude, nil},
+		{"empty", "", "", ErrEmpty},
+		{"blank lines", "\n  \n\t\r\n", "", ErrEmpty},
+		{"text", "hello world\n", "", ErrUnknownFormat},
+		{"nul bytes", "\x00\x00\n", "", ErrUnknownFormat},
+		{"json without type", `{"a":1}` + "\n", "", ErrUnknownFormat},
+		{"json array", "[1,2]\n", "", ErrUnknownFormat},
+		{"unknown typed record", `{"type":"note","text":"x"}` + "\n", "", ErrUnknownFormat},
+		{"codex type without payload", `{"type":"session_meta"}` + "\n", "", ErrUnknownFormat},
+		{"claude only after 20 lines", strings.Repeat("junk\n", 20) + claudeLine + "\n", "", ErrUnknownFormat},
+		{"pretty-printed json", "{\n  \"type\": \"user\"\n}\n", "", ErrUnknownFormat},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Detect(strings.NewReader(tt.input))
+			if got != tt.want || !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+				t.Errorf("Detect = %q, %v; want %q, %v", got, err, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestDetectReason(t *testing.T) {
+	_, err := Detect(strings.NewReader("\nnot json\n{\"a\":1}\n"))
+	if want := "unknown transcript format: no claude or codex record in the first 2 lines (line 2: invalid json)"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+func TestDetectFile(t *testing.T) {
+	for _, fx := range fixtures {
+		got, err := DetectFile(filepath.Join(testdataDir, fx.file))
+		if err != nil || got != fx.format {
+			t.Errorf("%s: %q, %v; want %q", fx.name, got, err, fx.format)
+		}
+	}
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DetectFile(empty); !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), empty) {
+		t.Errorf("empty file: %v", err)
+	}
+	if _, err := DetectFile(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestDetectHugeLine: a first line longer than Detect reads is passed over,
+// the next decides.
+func TestDetectHugeLine(t *testing.T) {
+	huge := `{"type":"user","sessionId":"s","message":{"content":"` + strings.Repeat("x", 20<<20) + `"}}`
+	got, err := Detect(strings.NewReader(huge + "\n"))
+	if err != nil || got != FormatClaude {
+		t.Errorf("20 MB first line: %q, %v", got, err)
+	}
+	// readCapped drops what is past its cap.
+	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("y", 1000)+"\nnext\n"), 16)
+	var buf []byte
+	line, tooLong, err := readCapped(br, &buf, 100)
+	if !tooLong || len(line) != 0 || err != nil {
+		t.Fatalf("long line: %q %v %v", line, tooLong, err)
+	}
+	line, tooLong, err = readCapped(br, &buf, 100)
+	if tooLong || string(line) != "next\n" || err != nil {
+		t.Fatalf("next line: %q %v %v", line, tooLong, err)
+	}
+}

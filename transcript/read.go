@@ -1,0 +1,369 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// readBufferSize is the bufio buffer of a Read. Lines longer than it are
+// gathered in a growing slice (amortised doubling, so a 50 MB line costs
+// about two copies of itself, not one per buffer refill).
+const readBufferSize = 64 << 10
+
+// ctxCheckEvery is how many lines a Read handles between looks at its
+// context: often enough for Ctrl-C to feel immediate, rare enough to cost
+// nothing.
+const ctxCheckEvery = 64
+
+// Read streams the transcript lines of r, which a caller has positioned at
+// byte offset start of a file whose line there is line startLine (1-based),
+// and calls fn for every record they yield, in file order. st.Format picks
+// the format and st carries what earlier reads learnt; Read updates it.
+//
+// Only complete lines (ending in '\n', optionally "\r\n") are read: a last
+// line without its newline is left for a later read, and Result.End stops
+// before it. Bad input is never fatal: a malformed line is counted in
+// Result.Skipped and the read goes on. Read stops at the first error of r,
+// of ctx or of fn (which it returns as is); the Result it returns then still
+// describes the lines fully handled before the error, so a caller can
+// commit them and resume from Result.End.
+func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine int, fn func(Record) error) (Result, error) {
+	res := Result{End: start, NextLine: startLine}
+	if st == nil {
+		return res, errors.New("read transcript: nil state")
+	}
+	if startLine < 1 {
+		startLine = 1
+		res.NextLine = 1
+	}
+	var p parser
+	switch st.Format {
+	case FormatClaude:
+		p = newClaudeParser(st, fn)
+	case FormatCodex:
+		p = newCodexParser(st, fn)
+	default:
+		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
+	}
+
+	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize)}
+	for {
+		if res.Lines%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return res, finish(p, err)
+			}
+		}
+		raw, err := lr.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return res, finish(p, nil)
+			}
+			return res, finish(p, fmt.Errorf("read line %d: %w", res.NextLine, err))
+		}
+		lineNo, off := res.NextLine, res.End
+		line := trimEOL(raw)
+		if len(bytes.TrimSpace(line)) > 0 {
+			line, repaired := repair(line)
+			saved := st.snapshot()
+			reason, err := p.line(line, lineNo, off)
+			if err != nil {
+				// The line is not fully handled: End stays before it, and
+				// so does st, for a read that starts again there.
+				st.restore(saved)
+				return res, err
+			}
+			if repaired {
+				res.Repaired++
+			}
+			if reason != "" {
+				res.Skipped++
+				if len(res.Skips) < MaxSkipsListed {
+					res.Skips = append(res.Skips, Skip{Line: lineNo, Reason: reason})
+				}
+			}
+		}
+		res.Lines++
+		res.NextLine++
+		res.End += int64(len(raw))
+	}
+}
+
+// finish lets the parser hand over what it held back (a Claude title
+// waiting for its session id) and returns err, or the parser's error when
+// err is nil.
+func finish(p parser, err error) error {
+	if ferr := p.finish(); err == nil {
+		return ferr
+	}
+	return err
+}
+
+// parser turns the lines of one format into records.
+type parser interface {
+	// line handles one complete, non-blank, repaired line without its
+	// newline. It returns the reason the line is bad input ("" when it was
+	// used or skipped on purpose) or the error of the callback.
+	line(data []byte, lineNo int, off int64) (reason string, err error)
+	// finish emits whatever the parser held back for a later line.
+	finish() error
+}
+
+// lineReader yields complete lines of any length.
+type lineReader struct {
+	br  *bufio.Reader
+	buf []byte // gathers lines longer than br's buffer
+}
+
+// next returns the next line with its '\n'. The slice is valid until the
+// next call. At the end of input it returns io.EOF and drops an
+// unterminated last line: that line is not complete yet.
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.br.ReadSlice('\n')
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	lr.buf = append(lr.buf[:0], b...)
+	for {
+		b, err = lr.br.ReadSlice('\n')
+		lr.buf = append(lr.buf, b...)
+		if err == nil {
+			return lr.buf, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}
+
+// trimEOL drops a line's "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+// repair replaces invalid UTF-8 with U+FFFD and removes NUL bytes (which
+// no JSON text may hold raw, and which SQLite text handles badly). It
+// reports whether the line needed it.
+func repair(line []byte) ([]byte, bool) {
+	if utf8.Valid(line) && bytes.IndexByte(line, 0) < 0 {
+		return line, false
+	}
+	s := strings.ToValidUTF8(string(line), "\uFFFD")
+	s = strings.ReplaceAll(s, "\x00", "")
+	return []byte(s), true
+}
+
+// jsonReason names why a line failed to decode as a record of format f:
+// "invalid json" when it is not JSON at all, "not a <f> record" when it is
+// JSON of the wrong shape (an array, a number), else "malformed <f>
+// record" with the field that had the wrong type.
+func jsonReason(f Format, data []byte, err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || !json.Valid(data) {
+		return "invalid json"
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) && typ.Field != "" {
+		return fmt.Sprintf("malformed %s record (%s)", f, typ.Field)
+	}
+	return fmt.Sprintf("not a %s record", f)
+}
+
+// parseTime reads an RFC 3339 timestamp; a missing or bad one is the zero
+// time, not a reason to drop the line.
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// lineUUID is the uuid of a line that has none of its own: a hash of its
+// bytes, so that reading a file again yields the same uuids.
+func lineUUID(prefix string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return prefix + hex.EncodeToString(sum[:12])
+}
+
+// present records that a JSON key was there without keeping its value.
+type present bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = present(!bytes.Equal(b, []byte("null")))
+	return nil
+}
+
+// hasAnyPrefix reports whether s, less leading white space, starts with
+// one of prefixes.
+func hasAnyPrefix(s string, prefixes []string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTypeError reports whether err is a JSON value of the wrong type (the
+// line is JSON, but not shaped as expected).
+func isTypeError(err error) bool {
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &typ)
+}
+
+// carry is what a State carries between reads that its exported fields do
+// not say: links of the Claude uuid chain through lines the reader
+// skipped, and whether the last Codex user message was "/compact". It
+// travels in the State's JSON (see State.MarshalJSON), bounded: only the
+// most recent links, which are the ones a later read can meet.
+type carry struct {
+	aliases     aliasCache
+	userCompact bool
+}
+
+// carry returns st's carry, making it on first use.
+func (st *State) carry() *carry {
+	if st.c == nil {
+		st.c = &carry{}
+	}
+	return st.c
+}
+
+// carriedLinks is how many recent skipped-line links a State's JSON keeps.
+const carriedLinks = 32
+
+// stateJSON is a State as JSON: its exported fields under their own names
+// (so JSON written before the carry existed still reads), plus the carry.
+type stateJSON struct {
+	statePlain
+	Links       [][2]string `json:"links,omitempty"`
+	UserCompact bool        `json:"userCompact,omitempty"`
+}
+
+// statePlain is State without its methods.
+type statePlain State
+
+// MarshalJSON implements json.Marshaler: a caller that stores a State
+// between runs keeps, with the exported fields, the few facts about
+// skipped lines that the next read needs.
+func (st State) MarshalJSON() ([]byte, error) {
+	v := stateJSON{statePlain: statePlain(st)}
+	if st.c != nil {
+		v.Links = st.c.aliases.tail(carriedLinks)
+		v.UserCompact = st.c.userCompact
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (st *State) UnmarshalJSON(b []byte) error {
+	var v stateJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*st = State(v.statePlain)
+	st.c = nil
+	if len(v.Links) > 0 || v.UserCompact {
+		c := st.carry()
+		c.userCompact = v.UserCompact
+		for _, l := range v.Links {
+			c.aliases.set(l[0], l[1])
+		}
+		c.aliases.recent = v.Links
+	}
+	return nil
+}
+
+// stateSnapshot is what reading one line may change in a State, except
+// the alias cache, where reading a line again adds the same entries.
+type stateSnapshot struct {
+	st          State
+	userCompact bool
+}
+
+func (st *State) snapshot() stateSnapshot {
+	s := stateSnapshot{st: *st}
+	if st.c != nil {
+		s.userCompact = st.c.userCompact
+	}
+	return s
+}
+
+func (st *State) restore(s stateSnapshot) {
+	*st = s.st
+	if st.c != nil {
+		st.c.userCompact = s.userCompact
+	}
+}
+
+// aliasGeneration bounds the alias cache: it holds between one and two
+// generations of this many skipped uuids, the recent ones, which is where
+// Claude Code's parents point.
+const aliasGeneration = 4096
+
+// aliasCache maps the uuid of a line skipped on purpose to its nearest
+// ancestor that is a message or boundary ("" for a root).
+type aliasCache struct {
+	cur, prev map[string]string
+	recent    [][2]string // the latest links, oldest first, for tail
+}
+
+// resolve returns the nearest used ancestor for parent uuid u: u itself
+// unless u is a skipped line.
+func (a *aliasCache) resolve(u string) string {
+	if u == "" {
+		return ""
+	}
+	if v, ok := a.cur[u]; ok {
+		return v
+	}
+	if v, ok := a.prev[u]; ok {
+		return v
+	}
+	return u
+}
+
+// add records that uuid was skipped and had parent as its parent.
+func (a *aliasCache) add(uuid, parent string) {
+	target := a.resolve(parent)
+	a.set(uuid, target)
+	if len(a.recent) >= 2*carriedLinks {
+		a.recent = append(a.recent[:0], a.recent[carriedLinks:]...)
+	}
+	a.recent = append(a.recent, [2]string{uuid, target})
+}
+
+// set links uuid to target, a resolved ancestor.
+func (a *aliasCache) set(uuid, target string) {
+	if a.cur == nil || len(a.cur) >= aliasGeneration {
+		a.prev, a.cur = a.cur, make(map[string]string, 64)
+	}
+	a.cur[uuid] = target
+}
+
+// tail returns the n latest links (fewer if there are fewer).
+func (a *aliasCache) tail(n int) [][2]string {
+	if len(a.recent) > n {
+		return a.recent[len(a.recent)-n:]
+	}
+	return a.recent
+}
