@@ -8,7 +8,10 @@
 // hands in, so Go agent builders can embed it in their own agent loops.
 package compact
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Role says who produced a message.
 type Role string
@@ -99,16 +102,16 @@ type Message struct {
 
 // Text joins the message's text blocks (not thinking, not tools).
 func (m Message) Text() string {
-	var s string
+	var sb strings.Builder
 	for _, b := range m.Blocks {
 		if b.Kind == BlockText {
-			if s != "" {
-				s += "\n"
+			if sb.Len() > 0 {
+				sb.WriteByte('\n')
 			}
-			s += b.Text
+			sb.WriteString(b.Text)
 		}
 	}
-	return s
+	return sb.String()
 }
 
 // Kind is the message's dominant block kind: the first tool_use or

@@ -1,0 +1,363 @@
+package compact
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// Estimator guesses how many tokens text and messages take in a model's
+// context, for when the API has not said (before a request is sent, or for
+// parts of a request the API does not break down).
+type Estimator interface {
+	// Tokens estimates the tokens of plain text.
+	Tokens(s string) int
+	// MessageTokens estimates the tokens of one message: its blocks plus
+	// what the message and each block cost by their structure.
+	MessageTokens(m Message) int
+}
+
+// CharsEstimator is the plain rule of thumb: a token per four characters
+// (Unicode code points), with no cost for structure. It is the baseline the
+// default estimator is measured against; on the corpus it misses real
+// output_tokens by a median of 44-47% (see TokenEstimator).
+type CharsEstimator struct{}
+
+// Tokens returns the characters of s divided by four, rounded.
+func (CharsEstimator) Tokens(s string) int {
+	return (utf8.RuneCountInString(s) + 2) / 4
+}
+
+// MessageTokens returns the characters of the message's text, thinking,
+// tool names, tool inputs and tool results divided by four, rounded.
+func (CharsEstimator) MessageTokens(m Message) int {
+	return (messageChars(m) + 2) / 4
+}
+
+// messageChars counts the characters a message carries: text, thinking,
+// tool names and inputs, tool results.
+func messageChars(m Message) int {
+	n := 0
+	for _, b := range m.Blocks {
+		n += utf8.RuneCountInString(b.Text) + utf8.RuneCountInString(b.ToolName) + utf8.RuneCountInString(b.Input)
+	}
+	return n
+}
+
+// The default estimator's constants, fitted on the real usage of the
+// corpus (../shared/corpus): every API response of
+// claude/spotter-ae4a77f8 (Haiku 4.5 and Opus 4.6) and
+// claude/ccviewer-fe5e1c67 (Sonnet 4) without thinking blocks and with a
+// final usage, 295 responses; estimate against usage.output_tokens,
+// minimizing median + p90/4 of the absolute relative error over a grid.
+// Result with cl100k_base: median 3.3%, p90 8.1% (chars/4: 46.2%, 73.0%);
+// on spotter-258c7280, not used for the fit: median 2.7%, p90 8.2% (chars/4:
+// 60.5%, 72.0%). o200k_base, fitted the same way, did no better (median
+// 2.8%, p90 8.5%) and takes twice as long to load. TestCalibration
+// re-measures all of this.
+//
+// Claude writes a tool call as markup, not as the JSON a transcript stores:
+// an invoke element carrying the tool's name, one parameter element per
+// input field, string values raw (not JSON-quoted or escaped). Hence a cost
+// per call, one per parameter, and tokens of the raw values.
+const (
+	// DefaultTextScale converts cl100k_base tokens of prose to Claude
+	// tokens: Claude's tokenizer spends about a quarter more.
+	DefaultTextScale = 1.24
+	// DefaultToolInputScale is the same for tool inputs (code, paths,
+	// commands), which Claude's tokenizer splits a little finer still.
+	DefaultToolInputScale = 1.30
+	// DefaultToolCallOverhead is the markup of one tool call.
+	DefaultToolCallOverhead = 22
+	// DefaultToolParamOverhead is the markup around one input parameter.
+	DefaultToolParamOverhead = 10
+	// DefaultResponseOverhead is what an assistant response costs beyond
+	// its blocks (block separators, end of turn).
+	DefaultResponseOverhead = 18
+
+	// The input side has no per-message usage to fit against; these come
+	// from the growth of the context between consecutive API calls of the
+	// same corpus files (context_{n+1} - context_n - output_n against the
+	// tool results and user text in between, 250 steps, median error 8%).
+
+	// DefaultToolResultScale converts cl100k_base tokens of tool output.
+	DefaultToolResultScale = 1.16
+	// DefaultToolResultOverhead is the wrapping of one tool result.
+	DefaultToolResultOverhead = 8
+	// DefaultMessageOverhead is what a user, system or tool message costs
+	// beyond its blocks.
+	DefaultMessageOverhead = 6
+	// DefaultImageTokens is charged per image block: Anthropic's figure for
+	// an image at the largest size sent without downscaling (about 1.15
+	// megapixels). Transcripts do not keep the size; this is the ceiling.
+	DefaultImageTokens = 1600
+)
+
+// TokenEstimator is the default estimator: a real BPE tokenizer
+// (cl100k_base from tiktoken-go/tokenizer, compiled into the binary) scaled to
+// Claude's tokenizer, plus what content blocks cost by their structure. Its
+// fields are exported so that a caller can recalibrate it for another model
+// family; NewEstimator fills them with the fitted defaults.
+//
+// The tokenizer loads on first use, once per process (about 15 ms and
+// 12 MB): constructing a TokenEstimator costs nothing. A TokenEstimator is
+// safe for concurrent use.
+type TokenEstimator struct {
+	// TextScale, ToolInputScale and ToolResultScale convert tokenizer
+	// counts of text (and thinking), tool inputs and tool outputs.
+	TextScale       float64
+	ToolInputScale  float64
+	ToolResultScale float64
+	// ToolCallOverhead is added per tool call, ToolParamOverhead per field
+	// of its input, ToolResultOverhead per tool output.
+	ToolCallOverhead   int
+	ToolParamOverhead  int
+	ToolResultOverhead int
+	// ResponseOverhead is added per assistant message, MessageOverhead per
+	// message of any other role.
+	ResponseOverhead int
+	MessageOverhead  int
+	// ImageTokens is charged per image block.
+	ImageTokens int
+}
+
+// NewEstimator returns a TokenEstimator with the constants fitted on the
+// corpus.
+func NewEstimator() *TokenEstimator {
+	return &TokenEstimator{
+		TextScale:          DefaultTextScale,
+		ToolInputScale:     DefaultToolInputScale,
+		ToolResultScale:    DefaultToolResultScale,
+		ToolCallOverhead:   DefaultToolCallOverhead,
+		ToolParamOverhead:  DefaultToolParamOverhead,
+		ToolResultOverhead: DefaultToolResultOverhead,
+		ResponseOverhead:   DefaultResponseOverhead,
+		MessageOverhead:    DefaultMessageOverhead,
+		ImageTokens:        DefaultImageTokens,
+	}
+}
+
+var defaultEstimator = NewEstimator()
+
+// DefaultEstimator returns the shared default estimator. Callers must not
+// change its fields; use NewEstimator for one of their own.
+func DefaultEstimator() Estimator { return defaultEstimator }
+
+// Tokens estimates the Claude tokens of plain text.
+func (e *TokenEstimator) Tokens(s string) int {
+	return scaled(e.TextScale, bpeTokens(s))
+}
+
+// MessageTokens estimates the Claude tokens of a message: its blocks plus
+// the message's own overhead (ResponseOverhead for an assistant message,
+// MessageOverhead for the others).
+func (e *TokenEstimator) MessageTokens(m Message) int {
+	n := e.MessageOverhead
+	if m.Role == RoleAssistant {
+		n = e.ResponseOverhead
+	}
+	for _, b := range m.Blocks {
+		n += e.BlockTokens(b)
+	}
+	return n
+}
+
+// BlockTokens estimates the Claude tokens of one content block.
+func (e *TokenEstimator) BlockTokens(b Block) int {
+	switch b.Kind {
+	case BlockToolUse:
+		return e.ToolCallOverhead + e.toolInputTokens(b.ToolName, b.Input)
+	case BlockToolResult:
+		return e.ToolResultOverhead + scaled(e.ToolResultScale, bpeTokens(b.Text))
+	case BlockImage:
+		return e.ImageTokens
+	default: // text, thinking, and kinds this version does not know
+		return scaled(e.TextScale, bpeTokens(b.Text))
+	}
+}
+
+// toolInputTokens costs a tool call's name and input the way the model
+// writes them: a JSON object's fields as parameters with raw string values;
+// any other input (Codex's apply_patch takes a patch) as it is.
+func (e *TokenEstimator) toolInputTokens(name, input string) int {
+	tokens := bpeTokens(name)
+	params := 0
+	var fields map[string]json.RawMessage
+	if strings.HasPrefix(strings.TrimSpace(input), "{") && json.Unmarshal([]byte(input), &fields) == nil {
+		for k, v := range fields {
+			params++
+			tokens += bpeTokens(k)
+			var s string
+			if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+				tokens += bpeTokens(s)
+			} else {
+				tokens += bpeTokens(string(v))
+			}
+		}
+	} else {
+		tokens += bpeTokens(input)
+	}
+	return scaled(e.ToolInputScale, tokens) + params*e.ToolParamOverhead
+}
+
+func scaled(scale float64, n int) int {
+	return int(math.Round(scale * float64(n)))
+}
+
+// EstimateMessages estimates the tokens of a conversation, counting each
+// API response's overhead once however many lines it spans (see
+// MergeResponses).
+func EstimateMessages(msgs []Message, est Estimator) int64 {
+	if est == nil {
+		est = DefaultEstimator()
+	}
+	var n int64
+	for _, m := range MergeResponses(msgs) {
+		n += int64(est.MessageTokens(m))
+	}
+	return n
+}
+
+// MergeResponses returns msgs with the lines of each API response (those
+// sharing a ResponseID) merged into one message at the position of the
+// first: blocks in order, the last line's Usage (the final one). Messages
+// without a ResponseID are kept as they are. It is meant for counting: a
+// tool result that arrived between two lines of a response ends up after
+// the merged response. msgs is not modified.
+func MergeResponses(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	at := make(map[string]int)
+	for _, m := range msgs {
+		if m.ResponseID == "" {
+			out = append(out, m)
+			continue
+		}
+		i, ok := at[m.ResponseID]
+		if !ok {
+			at[m.ResponseID] = len(out)
+			out = append(out, m)
+			continue
+		}
+		merged := &out[i]
+		merged.Blocks = append(merged.Blocks[:len(merged.Blocks):len(merged.Blocks)], m.Blocks...)
+		if m.Usage != nil {
+			merged.Usage = m.Usage
+		}
+	}
+	return out
+}
+
+// The tokenizer: cl100k_base from tiktoken-go/tokenizer, whose vocabulary
+// is compiled into the binary as Go data. It loads in about 15 ms; the
+// better-known tiktoken-go (with tiktoken-go-loader) takes about 145 ms to
+// decode its ranks and build its maps, too slow for ledger's session-start
+// paths. Both give the same cl100k_base counts (TestBPETokens pins them).
+const (
+	// chunkBytes and maxRun bound the text handed to the tokenizer at
+	// once. Its byte-pair merge is quadratic in the length of a piece, so
+	// long inputs go in chunks cut at line or word ends, and a run of more
+	// than maxRun bytes without a space (or of spaces only) is cut: 1 MB of
+	// one letter then takes a second, not hours. A cut changes the count by
+	// a token or so.
+	chunkBytes = 8 << 10
+	maxRun     = 1 << 10
+)
+
+var (
+	bpeOnce     sync.Once
+	bpe         tokenizer.Codec
+	bpeErr      error
+	bpeInitTime atomic.Int64 // nanoseconds; 0 until loaded
+)
+
+// loadBPE returns the shared tokenizer, loading it on first use.
+func loadBPE() (tokenizer.Codec, error) {
+	bpeOnce.Do(func() {
+		start := time.Now()
+		bpe, bpeErr = tokenizer.Get(tokenizer.Cl100kBase)
+		bpeInitTime.Store(max(int64(time.Since(start)), 1))
+	})
+	return bpe, bpeErr
+}
+
+// TokenizerInitTime reports how long loading the tokenizer took, or 0 if
+// it has not been loaded in this process.
+func TokenizerInitTime() time.Duration {
+	return time.Duration(bpeInitTime.Load())
+}
+
+// bpeTokens counts the cl100k_base tokens of s, special-token text
+// included as ordinary text. Should the embedded ranks ever fail to load it
+// falls back to bytes/4 rather than fail an estimate.
+func bpeTokens(s string) int {
+	if s == "" {
+		return 0
+	}
+	enc, err := loadBPE()
+	if err != nil {
+		return (len(s) + 3) / 4
+	}
+	n := 0
+	for len(s) > 0 {
+		chunk := s[:nextChunk(s)]
+		c, err := enc.Count(chunk)
+		if err != nil {
+			c = (len(chunk) + 3) / 4
+		}
+		n += c
+		s = s[len(chunk):]
+	}
+	return n
+}
+
+// nextChunk returns the length of the next chunk of s to tokenize: at most
+// chunkBytes (see cutPoint), and ending before any run longer than maxRun
+// of spaces or of non-spaces.
+func nextChunk(s string) int {
+	n := len(s)
+	if n > chunkBytes {
+		n = cutPoint(s, chunkBytes)
+	}
+	run, prevSpace := 0, false
+	for i := 0; i < n; i++ {
+		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
+		if i > 0 && space == prevSpace {
+			run++
+		} else {
+			run = 1
+		}
+		prevSpace = space
+		if run > maxRun {
+			for !utf8.RuneStart(s[i]) {
+				i--
+			}
+			return i
+		}
+	}
+	return n
+}
+
+// cutPoint returns where to end a chunk of s of at most limit bytes: after
+// the last newline in its second half, else after the last space there,
+// else at a rune boundary.
+func cutPoint(s string, limit int) int {
+	head := s[:limit]
+	if i := strings.LastIndexByte(head, '\n'); i >= limit/2 {
+		return i + 1
+	}
+	if i := strings.LastIndexByte(head, ' '); i >= limit/2 {
+		return i + 1
+	}
+	for i := limit; i > limit-utf8.UTFMax && i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return i
+		}
+	}
+	return limit
+}
