@@ -1,0 +1,212 @@
+package handoff
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// corpusDir finds the shared corpus of real transcripts, or skips.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LEDGER_CORPUS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "corpus")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "claude")); err != nil {
+		if os.Getenv("LEDGER_REQUIRE_CORPUS") != "" {
+			t.Fatalf("corpus required (LEDGER_REQUIRE_CORPUS) but not found at %s", dir)
+		}
+		t.Skipf("real transcript corpus not found at %s (set LEDGER_CORPUS): %v", dir, err)
+	}
+	return dir
+}
+
+// editedFiles reads a Claude transcript as plain JSON, independently of
+// the decoder, and lists every path an Edit, Write, MultiEdit or
+// NotebookEdit call names.
+func editedFiles(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var files []string
+	seen := map[string]bool{}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		var l struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &l) == nil {
+			var blocks []struct {
+				Type  string            `json:"type"`
+				Name  string            `json:"name"`
+				Input map[string]string `json:"input"`
+			}
+			_ = json.Unmarshal(l.Message.Content, &blocks) // string contents fail: no blocks
+			for _, b := range blocks {
+				switch b.Name {
+				case "Edit", "Write", "MultiEdit", "NotebookEdit":
+				default:
+					continue
+				}
+				p := b.Input["file_path"]
+				if p == "" {
+					p = b.Input["notebook_path"]
+				}
+				if b.Type == "tool_use" && p != "" && !seen[p] {
+					seen[p] = true
+					files = append(files, p)
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return files
+}
+
+func TestCorpusClaude(t *testing.T) {
+	dir := corpusDir(t)
+	cases := []struct {
+		file      string
+		wantFiles int // counted by hand with python3 over the raw JSON
+	}{
+		{"spotter-258c7280-ae70-4798-800f-63464d01a85d.jsonl", 26},
+		{"spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 21},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file[:16], func(t *testing.T) {
+			path := filepath.Join(dir, "claude", tc.file)
+			want := editedFiles(t, path)
+			if len(want) != tc.wantFiles {
+				t.Fatalf("raw JSON names %d edited files, python3 counted %d", len(want), tc.wantFiles)
+			}
+			s := decodeClaude(t, path)
+			doc := Extract(s.msgs, ExtractOptions{Project: s.project, Branch: s.branch, Trigger: "manual",
+				Compactions: s.compactions})
+			got := map[string]bool{}
+			for _, p := range doc.FilesModified {
+				got[p] = true
+			}
+			for _, p := range want {
+				if !got[p] {
+					t.Errorf("files_modified lacks %s", p)
+				}
+			}
+			if len(doc.FilesModified) != len(want) {
+				t.Errorf("files_modified has %d files, the transcript edits %d", len(doc.FilesModified), len(want))
+			}
+			if doc.Task == "" || doc.Session == "" || doc.CreatedAt.IsZero() {
+				t.Errorf("task %q, session %q, created %v: want all set", doc.Task, doc.Session, doc.CreatedAt)
+			}
+
+			const budget = 900
+			md := Render(doc, budget, ApproxTokens)
+			tokens := ApproxTokens(md)
+			if tokens > budget {
+				t.Errorf("markdown is %d tokens, budget %d", tokens, budget)
+			}
+			shown := 0
+			for _, p := range want {
+				if strings.Contains(md, "- "+showPath(p, doc.Project)+"\n") {
+					shown++
+				}
+			}
+			if shown != len(want) {
+				t.Errorf("markdown at budget %d shows %d of %d files", budget, shown, len(want))
+			}
+			t.Logf("%s: %d/%d files shown, markdown %d tokens (chars/4) at budget %d; "+
+				"native compaction summary %d chars = %d tokens (chars/4)",
+				tc.file[:16], shown, len(want), tokens, budget, len([]rune(s.summary)), ApproxTokens(s.summary))
+			if testing.Verbose() {
+				t.Logf("\n%s", md)
+			}
+
+			back, err := Parse(Render(doc, 1<<30, ApproxTokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			back.Markdown = ""
+			if !reflect.DeepEqual(back, doc) {
+				t.Errorf("round trip differs:\n got %+v\nwant %+v", back, doc)
+			}
+		})
+	}
+}
+
+func TestCorpusCodex(t *testing.T) {
+	dir := corpusDir(t)
+	paths, _ := filepath.Glob(filepath.Join(dir, "codex", "localpush-rollout-2026-02-23T12-54-34-*.jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("codex rollout not found in %s", dir)
+	}
+	s := decodeCodex(t, paths[0])
+	doc := Extract(s.msgs, ExtractOptions{Project: s.project, Branch: s.branch, Trigger: "manual",
+		Compactions: s.compactions})
+	md := Render(doc, 0, ApproxTokens)
+	t.Logf("\n%s", md)
+	// The author redacted every free text: the task must be the first typed
+	// request (len=32 placeholder), not AGENTS.md or the environment block.
+	if !strings.HasPrefix(doc.Task, "[REDACTED_TEXT len=32 ") {
+		t.Errorf("task = %q, want the first typed request's placeholder", doc.Task)
+	}
+	if doc.Session != "019c8a59-e9dd-71f0-9ae3-4079fe9726a9" || doc.Branch != "main" {
+		t.Errorf("session %q branch %q", doc.Session, doc.Branch)
+	}
+	if !strings.Contains(doc.Context, "compactions: 1") {
+		t.Errorf("context = %q, want the one compaction", doc.Context)
+	}
+	if n := ApproxTokens(md); n > DefaultBudget {
+		t.Errorf("markdown is %d tokens, over the default budget", n)
+	}
+	if _, err := Parse(md); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCorpusAll extracts every corpus transcript: whatever it holds, the
+// Markdown fits the default budget and reads back into the same document.
+func TestCorpusAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the whole-corpus sweep reads every transcript")
+	}
+	dir := corpusDir(t)
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			var s session
+			if filepath.Base(filepath.Dir(path)) == "codex" {
+				s = decodeCodex(t, path)
+			} else {
+				s = decodeClaude(t, path)
+			}
+			doc := Extract(s.msgs, ExtractOptions{Project: s.project, Branch: s.branch, Compactions: s.compactions})
+			md := Render(doc, 0, ApproxTokens)
+			if n := ApproxTokens(md); n > DefaultBudget {
+				t.Errorf("markdown is %d tokens", n)
+			}
+			if testing.Verbose() {
+				t.Logf("\n%s", md)
+			}
+			back, err := Parse(Render(doc, 1<<30, ApproxTokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			back.Markdown = ""
+			if !reflect.DeepEqual(back, doc) {
+				t.Errorf("round trip differs:\n got %+v\nwant %+v", back, doc)
+			}
+		})
+	}
+}

@@ -1,0 +1,370 @@
+package handoff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// section indexes the Markdown's sections, in the order CONTRACT.md fixes.
+type section int
+
+const (
+	secTask section = iota
+	secFiles
+	secDecisions
+	secTests
+	secErrors
+	secBlockers
+	secNext
+	secContext
+	numSections
+)
+
+var headings = [numSections]string{"Task", "Files modified", "Decisions", "Tests run", "Errors", "Blockers",
+	"Next steps", "Context"}
+
+// trimOrder is the order in which lists give way to a budget: the least
+// needed first. The task is shortened only after every list has given way.
+var trimOrder = []section{secTests, secFiles, secDecisions, secBlockers, secErrors, secNext}
+
+// none stands for an empty section.
+const none = "_none_"
+
+// layout says how much of each part of a document to show.
+type layout struct {
+	keep       [numSections]int // items shown; -1 for all
+	itemMax    [numSections]int // runes per item; 0 for no limit
+	taskMax    int
+	contextMax int
+}
+
+func fullLayout() layout {
+	var l layout
+	for i := range l.keep {
+		l.keep[i] = -1
+	}
+	return l
+}
+
+// Render writes d as Markdown within budget tokens as counted by count
+// (budget <= 0 means DefaultBudget; a nil count means ApproxTokens).
+//
+// The Markdown starts with a frontmatter block (id when set, session,
+// project, branch, created, trigger), then has every section of CONTRACT.md
+// in order, an empty one as _none_. Paths under the project are shown
+// relative to it. When the whole document does not fit, long items are
+// shortened first; then lists give way by priority, tests first, then
+// files, decisions, blockers, errors and next steps last, each cut to its
+// first items and a "… +N more" line; then what is left, the task last,
+// is shortened further. Cuts fall between runes, never inside one.
+//
+// For any budget >= MinBudget the result fits and keeps the task and at
+// least one next step (when there are any), shortened if need be, unless
+// the frontmatter alone is too big (a project path of hundreds of
+// characters).
+func Render(d Doc, budget int, count func(string) int) string {
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	if count == nil {
+		count = ApproxTokens
+	}
+	fits := func(l layout) (string, bool) {
+		s := render(d, l)
+		return s, count(s) <= budget
+	}
+	l := fullLayout()
+	if s, ok := fits(l); ok {
+		return s
+	}
+	// Long items first: a 300-rune decision is rarely worth a file.
+	for i := range l.itemMax {
+		l.itemMax[i] = 200
+	}
+	l.itemMax[secTests] = 120
+	l.taskMax, l.contextMax = 1200, 300
+	if s, ok := fits(l); ok {
+		return s
+	}
+	// Then whole items, by priority: the first section whose cut makes
+	// the document fit keeps as many items as fit.
+	n := lists(d)
+	for _, sec := range trimOrder {
+		floor := 0
+		if sec == secNext && n[sec] > 0 {
+			floor = 1
+		}
+		if n[sec] <= floor {
+			continue
+		}
+		l.keep[sec] = floor
+		if _, ok := fits(l); !ok {
+			continue
+		}
+		// floor fits, all of them do not: find the largest k that fits.
+		lo, hi := floor, n[sec]-1
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			l.keep[sec] = mid
+			if _, ok := fits(l); ok {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		l.keep[sec] = lo
+		s, _ := fits(l)
+		return s
+	}
+	// Everything is cut to the bone: shorten what is left, the task last.
+	var last string
+	for _, step := range []struct{ item, next, context, task int }{
+		{100, 120, 160, 600}, {80, 100, 120, 400}, {60, 80, 80, 300}, {40, 60, 60, 200},
+		{30, 50, 40, 120}, {20, 40, 30, 80}, {10, 30, 20, 60},
+	} {
+		for i := range l.itemMax {
+			l.itemMax[i] = step.item
+		}
+		l.itemMax[secNext] = step.next
+		l.contextMax, l.taskMax = step.context, step.task
+		s, ok := fits(l)
+		if ok {
+			return s
+		}
+		last = s
+	}
+	return last
+}
+
+// lists gives the number of items of each list section.
+func lists(d Doc) [numSections]int {
+	var n [numSections]int
+	n[secFiles] = len(d.FilesModified)
+	n[secDecisions] = len(d.Decisions)
+	n[secTests] = len(d.TestsRun)
+	n[secErrors] = len(d.Errors)
+	n[secBlockers] = len(d.Blockers)
+	n[secNext] = len(d.NextSteps)
+	return n
+}
+
+func render(d Doc, l layout) string {
+	var b strings.Builder
+	b.WriteString("---\n")
+	if d.ID != 0 {
+		frontmatter(&b, "id", strconv.FormatInt(d.ID, 10))
+	}
+	frontmatter(&b, "session", d.Session)
+	frontmatter(&b, "project", d.Project)
+	frontmatter(&b, "branch", d.Branch)
+	created := ""
+	if !d.CreatedAt.IsZero() {
+		created = d.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	b.WriteString("created: " + created + "\n")
+	frontmatter(&b, "trigger", d.Trigger)
+	b.WriteString("---\n# Handoff\n")
+
+	for sec := secTask; sec < numSections; sec++ {
+		b.WriteString("\n## " + headings[sec] + "\n")
+		switch sec {
+		case secTask:
+			writeText(&b, shortenTask(d.Task, l.taskMax))
+		case secContext:
+			writeText(&b, shorten(d.Context, l.contextMax))
+		case secFiles:
+			files := make([]string, len(d.FilesModified))
+			for i, p := range d.FilesModified {
+				files[i] = showPath(p, d.Project)
+			}
+			writeList(&b, files, l.keep[sec], l.itemMax[sec])
+		case secDecisions:
+			writeList(&b, d.Decisions, l.keep[sec], l.itemMax[sec])
+		case secErrors:
+			writeList(&b, d.Errors, l.keep[sec], l.itemMax[sec])
+		case secBlockers:
+			writeList(&b, d.Blockers, l.keep[sec], l.itemMax[sec])
+		case secNext:
+			writeList(&b, d.NextSteps, l.keep[sec], l.itemMax[sec])
+		case secTests:
+			items := make([]string, len(d.TestsRun))
+			for i, t := range d.TestsRun {
+				items[i] = codeSpan(singleLine(shorten(t.Command, l.itemMax[sec])))
+				if t.Status != "" {
+					items[i] += " — " + singleLine(t.Status)
+				}
+			}
+			writeItems(&b, items, l.keep[sec])
+		}
+	}
+	return b.String()
+}
+
+// A frontmatter value is written bare when nothing in it could be misread
+// (by us or by a YAML reader), else as a JSON string, which YAML reads as a
+// double-quoted scalar.
+var bareValue = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./@+=,~-]*$`)
+
+func frontmatter(b *strings.Builder, key, value string) {
+	b.WriteString(key + ":")
+	switch {
+	case value == "":
+	case bareValue.MatchString(value):
+		b.WriteString(" " + value)
+	default:
+		b.WriteString(" " + quote(value))
+	}
+	b.WriteByte('\n')
+}
+
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func writeText(b *strings.Builder, text string) {
+	if text == "" {
+		b.WriteString(none + "\n")
+		return
+	}
+	for _, line := range strings.Split(text, "\n") {
+		b.WriteString(escapeLine(line) + "\n")
+	}
+}
+
+func writeList(b *strings.Builder, list []string, keep, max int) {
+	items := make([]string, len(list))
+	for i, s := range list {
+		items[i] = escapeItem(singleLine(shorten(s, max)))
+	}
+	writeItems(b, items, keep)
+}
+
+func writeItems(b *strings.Builder, items []string, keep int) {
+	if len(items) == 0 {
+		b.WriteString(none + "\n")
+		return
+	}
+	if keep < 0 || keep > len(items) {
+		keep = len(items)
+	}
+	for _, s := range items[:keep] {
+		b.WriteString("- " + s + "\n")
+	}
+	if more := len(items) - keep; more > 0 {
+		fmt.Fprintf(b, "- … +%d more\n", more)
+	}
+}
+
+// Free text is kept as it is, except that a line that could be read as a
+// heading, as the empty marker or as an escape gets a backslash in front.
+func escapeLine(line string) string {
+	if strings.HasPrefix(line, "#") || strings.HasPrefix(line, `\`) || line == none {
+		return `\` + line
+	}
+	return line
+}
+
+var moreLine = regexp.MustCompile(`^… \+\d+ more$`)
+
+// An item that starts like an escape or reads like the "+N more" line gets
+// a backslash in front.
+func escapeItem(s string) string {
+	if strings.HasPrefix(s, `\`) || moreLine.MatchString(s) {
+		return `\` + s
+	}
+	return s
+}
+
+// singleLine keeps a list item on its line. Extract never makes items with
+// newlines; a hand-made document's items lose theirs.
+func singleLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// codeSpan writes s as Markdown inline code: the fence is one backtick
+// longer than any run of backticks in s, and s is padded with a space on
+// each side when it starts or ends with a space or a backtick.
+func codeSpan(s string) string {
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if s == "" || s[0] == ' ' || s[0] == '`' || s[len(s)-1] == ' ' || s[len(s)-1] == '`' {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// shortenTask shortens a task to max runes, giving the first and the
+// latest request half each when it holds both.
+func shortenTask(task string, limit int) string {
+	if limit <= 0 {
+		return task
+	}
+	first, latest, ok := strings.Cut(task, "\n\n"+latestRequestLabel)
+	if !ok {
+		return shorten(task, limit)
+	}
+	half := limit / 2
+	return shorten(first, half) + "\n\n" + latestRequestLabel + shorten(latest, max(half-len(latestRequestLabel), 20))
+}
+
+// projectPrefix is what a path under project starts with.
+func projectPrefix(project string) string {
+	return strings.TrimRight(project, "/") + "/"
+}
+
+// relTo returns p relative to project when p is under it and the relative
+// form cannot be mistaken for anything else on the way back.
+func relTo(p, project string) (string, bool) {
+	if project == "" {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(p, projectPrefix(project))
+	if !ok || rest == "" || isAbs(rest) || strings.HasPrefix(rest, "./") {
+		return "", false
+	}
+	return rest, true
+}
+
+// showPath is a file as the Markdown shows it: relative to the project
+// when under it, absolute when outside, and "./" before a path that was
+// relative to begin with, so that parsing can tell them apart.
+func showPath(p, project string) string {
+	if r, ok := relTo(p, project); ok {
+		return r
+	}
+	if project != "" && !isAbs(p) {
+		return "./" + p
+	}
+	return p
+}
+
+// readPath undoes showPath.
+func readPath(s, project string) string {
+	if project == "" || isAbs(s) {
+		return s
+	}
+	if rest, ok := strings.CutPrefix(s, "./"); ok {
+		return rest
+	}
+	return projectPrefix(project) + s
+}
