@@ -116,6 +116,24 @@ CREATE TABLE cursors (
 
 CREATE INDEX cursors_session ON cursors (session_id);
 
+-- Set to 1 only inside an ingest transaction, which then indexes its new
+-- messages in one statement at commit: FTS5 flushes its pending terms at
+-- every statement, so one trigger run per row would flush (and merge) once
+-- per message. Other connections never see it set: it is reset before the
+-- same transaction commits, and a crash rolls it back.
+CREATE TABLE fts_defer (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    deferred INTEGER NOT NULL
+);
+INSERT INTO fts_defer (id, deferred) VALUES (1, 0);
+
+-- sessions the user forgot: ingest skips them, so a transcript still on
+-- disk does not bring them back
+CREATE TABLE forgotten (
+    session_id TEXT PRIMARY KEY,
+    at         DATETIME NOT NULL
+) WITHOUT ROWID;
+
 -- one-off markers per session (hook thresholds already announced, ...)
 CREATE TABLE session_marks (
     session_id TEXT NOT NULL,
@@ -138,7 +156,7 @@ CREATE VIRTUAL TABLE compactions_fts USING fts5 (
 );
 
 -- +goose StatementBegin
-CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+CREATE TRIGGER messages_ai AFTER INSERT ON messages WHEN (SELECT deferred FROM fts_defer) = 0 BEGIN
     INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
 END;
 -- +goose StatementEnd
@@ -191,6 +209,8 @@ DROP TABLE compactions_fts;
 DROP TABLE handoffs_fts;
 DROP TABLE messages_fts;
 DROP TABLE session_marks;
+DROP TABLE fts_defer;
+DROP TABLE forgotten;
 DROP TABLE cursors;
 DROP TABLE compactions;
 DROP TABLE handoffs;

@@ -98,3 +98,13 @@ func Time(t sql.NullTime) time.Time {
 	}
 	return t.Time.UTC()
 }
+
+// SessionFiles lists the transcript files ingested for a session (the
+// main transcript and its subagents'), from their cursors.
+func (s *Store) SessionFiles(ctx context.Context, sessionID string) ([]string, error) {
+	var paths []string
+	if err := s.db.SelectContext(ctx, &paths, `SELECT path FROM cursors WHERE session_id = ? ORDER BY path`, sessionID); err != nil {
+		return nil, fmt.Errorf("list files of %s: %w", sessionID, err)
+	}
+	return paths, nil
+}

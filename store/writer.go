@@ -40,6 +40,7 @@ type Counts struct {
 // was read, so an interrupted ingest loses nothing and duplicates nothing.
 type Writer struct {
 	tx       *sqlx.Tx
+	firstID  int64 // messages with a larger id are this transaction's
 	source   string
 	counts   Counts
 	sessions map[string]*sessionState
@@ -49,7 +50,7 @@ type Writer struct {
 // sessionState is what the writer keeps per session for the length of a
 // transaction, flushed to the session row at commit.
 type sessionState struct {
-	exists      bool
+	forgotten   bool // the user forgot this session: write nothing of it
 	nextSeq     int64
 	started     time.Time
 	last        time.Time
@@ -76,6 +77,24 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
 	w := &Writer{tx: tx, source: source, sessions: map[string]*sessionState{}}
+	// A big ingest transaction spills pages to disk once the default 2 MB
+	// page cache fills. 32 MB measured best of time and memory on the
+	// generated corpus (64 MB: 7% faster, 60 MB more peak RSS; 16 MB: 5%
+	// slower). The pragma sticks to this pooled connection.
+	if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -32768`); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("set cache size: %w", err)
+	}
+	// Index this transaction's messages in one statement at commit (see
+	// fts_defer in the schema).
+	if _, err := tx.ExecContext(ctx, `UPDATE fts_defer SET deferred = 1`); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("defer indexing: %w", err)
+	}
+	if err := tx.GetContext(ctx, &w.firstID, `SELECT coalesce(max(id), 0) FROM messages`); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("read last message id: %w", err)
+	}
 	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `
 		INSERT INTO messages (session_id, uuid, parent_uuid, seq, role, kind, tool_name, text, blocks, at,
 			model, response_id, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens,
@@ -87,7 +106,7 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 	}
 	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
 		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
-		WHERE session_id = ? AND response_id = ? AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
+		WHERE session_id = ? AND response_id = ? AND response_id <> '' AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("prepare clear usage: %w", err)
 	}
@@ -126,6 +145,12 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		FROM sessions s WHERE s.id = ?`, id)
 	switch {
 	case err == sql.ErrNoRows:
+		if err := w.tx.GetContext(ctx, &st.forgotten, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session_id = ?)`, id); err != nil {
+			return nil, fmt.Errorf("check forgotten %s: %w", id, err)
+		}
+		if st.forgotten {
+			break
+		}
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, w.source); err != nil {
 			return nil, fmt.Errorf("insert session %s: %w", id, err)
 		}
@@ -141,7 +166,6 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		st.toolAtLast = row.ToolAtLast
 		st.pendingPost = row.Pending
 	}
-	st.exists = true
 	w.sessions[id] = st
 	return st, nil
 }
@@ -152,7 +176,7 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 		return nil
 	}
 	st, err := w.session(ctx, p.ID)
-	if err != nil {
+	if err != nil || st.forgotten {
 		return err
 	}
 	merge(&st.patch.Project, p.Project)
@@ -211,7 +235,7 @@ func (w *Writer) AddMessage(ctx context.Context, m compact.Message) (bool, error
 		return false, fmt.Errorf("message without session or uuid")
 	}
 	st, err := w.session(ctx, m.SessionID)
-	if err != nil {
+	if err != nil || st.forgotten {
 		return false, err
 	}
 	text, blocks := SearchText(m), blocksJSON(m)
@@ -292,7 +316,7 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 		return false, fmt.Errorf("compaction without session or uuid")
 	}
 	st, err := w.session(ctx, b.SessionID)
-	if err != nil {
+	if err != nil || st.forgotten {
 		return false, err
 	}
 	var exists bool
@@ -345,9 +369,18 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 // Commit flushes the session rows, saves the cursor (if any) and commits.
 func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 	for id, st := range w.sessions {
+		if st.forgotten {
+			continue
+		}
 		if err := w.flushSession(ctx, id, st); err != nil {
 			return err
 		}
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?`, w.firstID); err != nil {
+		return fmt.Errorf("index messages: %w", err)
+	}
+	if _, err := w.tx.ExecContext(ctx, `UPDATE fts_defer SET deferred = 0`); err != nil {
+		return fmt.Errorf("end deferred indexing: %w", err)
 	}
 	if c != nil {
 		if err := saveCursor(ctx, w.tx, c); err != nil {

@@ -176,6 +176,16 @@ The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
 	root.AddCommand(
 		newInitCmd(app),
 		newVersionCmd(app),
+		newIngestCmd(app),
+		newSessionsCmd(app),
+		newAuditCmd(app),
+		newSearchCmd(app),
+		newCompactCmd(app),
+		newHandoffCmd(app),
+		newMeterCmd(app),
+		newForgetCmd(app),
+		newDoctorCmd(app),
+		newHooksCmd(app),
 	)
 	return root
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/store"
+)
+
+type auditOptions struct {
+	Session string
+	Since   string
+	JSON    bool
+}
+
+// auditJSON is one element of `ledger audit --json` (CONTRACT.md).
+type auditJSON struct {
+	Session       string   `json:"session"`
+	At            jsonTime `json:"at"`
+	Trigger       string   `json:"trigger"`
+	PreTokens     *int64   `json:"pre_tokens"`
+	PostTokens    *int64   `json:"post_tokens"`
+	Source        string   `json:"source"`
+	HandoffID     *int64   `json:"handoff_id"`
+	SummaryTokens int      `json:"summary_tokens"`
+	ToolCalls     int64    `json:"tool_calls"`
+}
+
+func newAuditCmd(app *App) *cobra.Command {
+	opts := &auditOptions{}
+	cmd := &cobra.Command{
+		Use:   "audit [SESSION]",
+		Short: "Compaction history, oldest first, with totals",
+		Long: `List every compaction the ledger knows, oldest first: when, manual or auto, the
+context before and after, where the record came from (transcript, hook, cli),
+the handoff written for it, the size of the compaction summary and the tool calls
+since the previous compaction. The human output ends with totals.
+
+SESSION is a full session id or a unique prefix. --since takes a date
+(2026-01-31), an RFC 3339 time, or a duration back from now (36h, 7d).`,
+		Example: `  ledger audit
+  ledger audit 258c7280 --json
+  ledger audit --since 7d`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Session = args[0]
+			}
+			return runAudit(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only compactions at or after `time` (date, RFC 3339, or 7d/36h ago)")
+	jsonFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
+	since, err := parseTimeFlag("--since", opts.Since, nowFunc())
+	if err != nil {
+		return err
+	}
+	s, err := app.Store(ctx)
+	if err != nil {
+		return err
+	}
+	f := store.CompactionFilter{Since: since}
+	if opts.Session != "" {
+		sess, err := s.Session(ctx, opts.Session)
+		if err != nil {
+			return err
+		}
+		f.SessionID = sess.ID
+	}
+	list, err := s.Compactions(ctx, f)
+	if err != nil {
+		return err
+	}
+	rows := make([]auditJSON, 0, len(list))
+	for _, c := range list {
+		rows = append(rows, auditJSON{Session: c.SessionID, At: jsonTime(c.At), Trigger: c.Trigger,
+			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
+			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid),
+			SummaryTokens: countTokens(c.Summary), ToolCalls: c.ToolCalls})
+	}
+	if opts.JSON {
+		return writeJSON(app.Stdout, rows)
+	}
+	printAudit(app.Stdout, rows)
+	return nil
+}
+
+func nullInt(v int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func printAudit(w io.Writer, rows []auditJSON) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no compactions")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tTOOL CALLS")
+	var pre, calls []int64
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", humanTime(time.Time(r.At)), shortID(r.Session), r.Trigger,
+			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
+		if r.PreTokens != nil {
+			pre = append(pre, *r.PreTokens)
+		}
+		calls = append(calls, r.ToolCalls)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d compactions · median pre_tokens %s · median tool calls between compactions %s\n",
+		len(rows), median(pre), median(calls))
+}
+
+func optInt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}
+
+// median of xs as text ("-" for none); an even count averages the middle two.
+func median(xs []int64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return fmt.Sprint(s[n/2])
+	}
+	return fmt.Sprint((s[n/2-1] + s[n/2]) / 2)
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// corpusDir is the real transcript corpus: $LEDGER_CORPUS, else
+// ../shared/corpus beside the repository. Tests that need it skip when it
+// is absent, unless $LEDGER_REQUIRE_CORPUS is set (CI), where that fails.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LEDGER_CORPUS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "corpus")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if os.Getenv("LEDGER_REQUIRE_CORPUS") != "" {
+			t.Fatalf("corpus not found at %s (LEDGER_REQUIRE_CORPUS is set)", dir)
+		}
+		t.Skipf("corpus not found at %s: set LEDGER_CORPUS to run this test", dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// sampleDir is the sample data bundled in testdata/sample.
+func sampleDir(t *testing.T) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join("..", "..", "testdata", "sample"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}

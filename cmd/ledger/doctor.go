@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+type doctorOptions struct {
+	Rebuild bool
+	JSON    bool
+}
+
+func newDoctorCmd(app *App) *cobra.Command {
+	opts := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the database and its full-text index; rebuild the index on request",
+		Long: `Run SQLite's integrity_check and FTS5's integrity-check on every full-text
+index, and report how much the ledger holds. --rebuild rebuilds the full-text
+indexes from the stored text first (safe: nothing stored is lost). Exits 1 when
+a check fails.`,
+		Example: `  ledger doctor
+  ledger doctor --rebuild --json`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDoctor(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Rebuild, "rebuild", false, "rebuild the full-text indexes before checking")
+	jsonFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
+	s, err := app.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Rebuild {
+		if err := s.RebuildFTS(ctx); err != nil {
+			return err
+		}
+	}
+	h, err := s.Check(ctx)
+	if err != nil {
+		return err
+	}
+	h.Rebuilt = opts.Rebuild
+	if opts.JSON {
+		if err := writeJSON(app.Stdout, h); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(app.Stdout, "integrity: %s\nfull-text index: %s\n%d sessions, %d messages, %d handoffs, %d compactions, %s on disk\n",
+			h.Integrity, h.FTS, h.Sessions, h.Messages, h.Handoffs, h.Compacts, humanBytes(h.Bytes))
+	}
+	if h.Integrity != "ok" || h.FTS != "ok" {
+		return errors.New("the database failed its checks (try: ledger doctor --rebuild)")
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

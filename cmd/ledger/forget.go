@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/spf13/cobra"
+)
+
+type forgetOptions struct {
+	Session string
+	DryRun  bool
+	Files   bool
+	JSON    bool
+}
+
+func newForgetCmd(app *App) *cobra.Command {
+	opts := &forgetOptions{}
+	cmd := &cobra.Command{
+		Use:   "forget SESSION",
+		Short: "Delete a session and everything derived from it",
+		Long: `Delete a session from the ledger: its messages, handoffs, compactions, ingest
+cursors and their full-text index rows. Afterwards nothing of it is searchable,
+and ingesting its transcript again does not bring it back (ledger remembers the
+id, nothing else).
+
+Handoff Markdown files ledger wrote for the session are listed; --files deletes
+them too. --dry-run shows what would go and changes nothing.`,
+		Example: `  ledger forget 258c7280 --dry-run
+  ledger forget 258c7280 --files`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Session = args[0]
+			return runForget(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would be deleted, delete nothing")
+	cmd.Flags().BoolVar(&opts.Files, "files", false, "also delete the handoff files ledger wrote for the session")
+	jsonFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runForget(ctx context.Context, app *App, opts *forgetOptions) error {
+	s, err := app.Store(ctx)
+	if err != nil {
+		return err
+	}
+	sess, err := s.Session(ctx, opts.Session)
+	if err != nil {
+		return err
+	}
+	f, err := s.Forget(ctx, sess.ID, opts.DryRun)
+	if err != nil {
+		return err
+	}
+	var removed []string
+	if opts.Files && !opts.DryRun {
+		for _, p := range f.HandoffFiles {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(app.Stderr, "ledger: warning: %v\n", err)
+				continue
+			}
+			removed = append(removed, p)
+		}
+	}
+	if opts.JSON {
+		return writeJSON(app.Stdout, f)
+	}
+	verb := "forgot"
+	if opts.DryRun {
+		verb = "would forget"
+	}
+	fmt.Fprintf(app.Stdout, "%s session %s: %d messages, %d handoffs, %d compactions\n", verb, f.SessionID, f.Messages, f.Handoffs, f.Compactions)
+	for _, p := range f.HandoffFiles {
+		state := "kept (use --files to delete)"
+		switch {
+		case opts.DryRun && opts.Files:
+			state = "would be deleted"
+		case opts.DryRun:
+			state = "would be kept (use --files to delete)"
+		case slices.Contains(removed, p):
+			state = "deleted"
+		}
+		fmt.Fprintf(app.Stdout, "  handoff file %s: %s\n", p, state)
+	}
+	return nil
+}

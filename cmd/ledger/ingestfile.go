@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
+)
+
+// headLen is how much of a file's head the cursor fingerprints: enough to
+// hold the first records (session id, first message), so that a rewrite is
+// seen, and small enough to read at no cost.
+const headLen = 4096
+
+// recordBatch is how many records the reader hands the writer at a time.
+const recordBatch = 256
+
+// fileStats is what ingesting one file added and skipped.
+type fileStats struct {
+	Path    string
+	Read    bool // the file had new lines (or was re-read)
+	Bytes   int64
+	Counts  store.Counts
+	Skipped int
+	Skips   []transcript.Skip
+	Format  transcript.Format
+	Session string
+}
+
+// errUnchanged says a file has nothing new since its cursor.
+var errUnchanged = errors.New("unchanged")
+
+// ingester reads transcript files into the store, incrementally: each
+// file's cursor says where the last run stopped.
+type ingester struct {
+	st      *store.Store
+	cursors map[string]store.Cursor // preloaded for many files; nil: ask per file
+	// progress is told how many bytes were read, if set.
+	progress func(n int64)
+}
+
+func absPath(path string) string {
+	if p, err := filepath.Abs(path); err == nil {
+		return p
+	}
+	return path
+}
+
+// cursor returns the stored cursor of path, if any.
+func (g *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool, error) {
+	if g.cursors != nil {
+		c, ok := g.cursors[path]
+		return c, ok, nil
+	}
+	c, err := g.st.Cursor(ctx, path)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Cursor{}, false, nil
+	}
+	return c, err == nil, err
+}
+
+// ingestFile reads what is new in one transcript and writes it in one
+// transaction together with the file's new cursor: an interrupted ingest
+// loses nothing and duplicates nothing. A file that shrank or whose head
+// changed is read again from the start (uuids make that idempotent).
+func (g *ingester) ingestFile(ctx context.Context, path string) (fileStats, error) {
+	path = absPath(path)
+	fs := fileStats{Path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return fs, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fs, err
+	}
+	if fi.IsDir() {
+		return fs, fmt.Errorf("%s is a folder", path)
+	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	cur, ok, err := g.cursor(ctx, path)
+	if err != nil {
+		return fs, err
+	}
+	if ok && cur.Size == size && cur.ModTime == mtime {
+		return fs, errUnchanged
+	}
+	var st transcript.State
+	start, line := int64(0), 1
+	if ok && size >= cur.Offset && headMatches(f, cur.HeadLen, cur.HeadHash) {
+		start, line = cur.Offset, cur.Line
+		if err := json.Unmarshal([]byte(cur.State), &st); err != nil {
+			st = transcript.State{}
+			start, line = 0, 1
+		}
+	}
+	if st.Format == "" {
+		start, line = 0, 1
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fs, err
+		}
+		format, err := transcript.Detect(f)
+		if err != nil {
+			return fs, err
+		}
+		st = transcript.State{Format: format}
+		if format == transcript.FormatClaude {
+			st.SessionID = transcript.SessionHint(path)
+		}
+	}
+	fs.Format = st.Format
+	if start == size {
+		return fs, errUnchanged
+	}
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return fs, err
+	}
+	w, err := g.st.NewWriter(ctx, string(st.Format))
+	if err != nil {
+		return fs, err
+	}
+	defer w.Rollback()
+	res, err := g.pipe(ctx, f, &st, start, line, w)
+	if err != nil {
+		return fs, err
+	}
+	c := &store.Cursor{Path: path, SessionID: st.SessionID, Format: string(st.Format), Size: size, ModTime: mtime,
+		Offset: res.End, Line: res.NextLine}
+	c.HeadLen, c.HeadHash, err = headHash(f, min(res.End, headLen))
+	if err != nil {
+		return fs, err
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return fs, err
+	}
+	c.State = string(state)
+	if err := w.Commit(ctx, c); err != nil {
+		return fs, err
+	}
+	fs.Read = true
+	fs.Bytes = res.End - start
+	fs.Counts = w.Counts()
+	fs.Skipped, fs.Skips = res.Skipped, res.Skips
+	fs.Session = st.SessionID
+	return fs, nil
+}
+
+// pipe parses on one goroutine while the writer writes on this one: JSON
+// decoding and SQLite each get a core.
+func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan []transcript.Record, 8)
+	var res transcript.Result
+	var readErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(batches)
+		batch := make([]transcript.Record, 0, recordBatch)
+		last := start
+		res, readErr = transcript.Read(ctx, r, st, start, line, func(rec transcript.Record) error {
+			batch = append(batch, rec)
+			if len(batch) < recordBatch {
+				return nil
+			}
+			if g.progress != nil {
+				g.progress(rec.Offset - last)
+				last = rec.Offset
+			}
+			select {
+			case batches <- batch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			batch = make([]transcript.Record, 0, recordBatch)
+			return nil
+		})
+		if readErr == nil && len(batch) > 0 {
+			batches <- batch
+		}
+		if g.progress != nil && readErr == nil {
+			g.progress(res.End - last)
+		}
+	}()
+	var writeErr error
+	for batch := range batches {
+		if writeErr != nil {
+			continue // drain so the reader can finish
+		}
+		for _, rec := range batch {
+			if writeErr = writeRecord(ctx, w, st.Format, rec); writeErr != nil {
+				cancel()
+				break
+			}
+		}
+	}
+	<-done
+	if writeErr != nil {
+		return res, writeErr
+	}
+	if readErr != nil {
+		return res, readErr
+	}
+	return res, nil
+}
+
+func writeRecord(ctx context.Context, w *store.Writer, format transcript.Format, rec transcript.Record) error {
+	if s := rec.Session; s != nil && s.ID != "" {
+		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Source: string(format), Project: s.Project,
+			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
+			Usage: s.Usage, Time: s.Time}); err != nil {
+			return err
+		}
+	}
+	if rec.Message != nil {
+		if _, err := w.AddMessage(ctx, *rec.Message); err != nil {
+			return fmt.Errorf("line %d: %w", rec.Line, err)
+		}
+	}
+	if rec.Boundary != nil {
+		if _, err := w.AddBoundary(ctx, *rec.Boundary); err != nil {
+			return fmt.Errorf("line %d: %w", rec.Line, err)
+		}
+	}
+	return nil
+}
+
+// headHash fingerprints the first n bytes of f.
+func headHash(f *os.File, n int64) (int64, string, error) {
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, "", fmt.Errorf("read head: %w", err)
+	}
+	sum := sha256.Sum256(buf)
+	return n, hex.EncodeToString(sum[:]), nil
+}
+
+// headMatches tells whether f still starts with the bytes the cursor saw.
+func headMatches(f *os.File, n int64, want string) bool {
+	_, got, err := headHash(f, n)
+	return err == nil && want != "" && got == want
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentledger/ledger/store"
+)
+
+type searchOptions struct {
+	Query   string
+	Session string
+	Project string
+	Since   string
+	Until   string
+	Kind    string
+	Role    string
+	Limit   int
+	JSON    bool
+}
+
+// hitJSON is one element of `ledger search --json` (CONTRACT.md).
+type hitJSON struct {
+	Session string   `json:"session"`
+	Kind    string   `json:"kind"`
+	ID      int64    `json:"id"`
+	At      jsonTime `json:"at"`
+	Role    string   `json:"role"`
+	Snippet string   `json:"snippet"`
+	Score   float64  `json:"score"`
+}
+
+func newSearchCmd(app *App) *cobra.Command {
+	opts := &searchOptions{}
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Full-text search over every session, handoff and compaction",
+		Long: `Search everything your agents did: message text, tool calls and their output,
+handoffs and compaction summaries. Best matches first (bm25), newer first among
+equals.
+
+The query language:
+  word            all words must match; if nothing matches them all, ledger
+                  falls back to any of them and says so
+  "exact phrase"  these words in this order
+  prefix*         any word starting with prefix
+  -word           leave out what matches (also -"a phrase")
+  a OR b          either side; AND binds tighter: a b OR c = (a b) OR c
+
+Paths and identifiers just work: pkg/auth/session_store.go, session_store.go and
+TestSessionExpiry each find the messages that mention them. No query is an
+error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
+		Example: `  ledger search session_store.go
+  ledger search '"connection refused" -docker' --since 7d
+  ledger search TestSessionExpiry --kind handoff --json
+  ledger search 'migrate* OR goose' --project ~/src/app --role assistant`,
+		Args: argsUsage(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Query = strings.Join(args, " ")
+			return runSearch(cmd.Context(), app, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Session, "session", "", "only this `session` (id or unique prefix)")
+	f.StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
+	f.StringVar(&opts.Since, "since", "", "only at or after `time` (date, RFC 3339, or 7d/36h ago)")
+	f.StringVar(&opts.Until, "until", "", "only before `time` (date, RFC 3339, or 7d/36h ago)")
+	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff or compaction")
+	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user, assistant, system or tool")
+	f.IntVar(&opts.Limit, "limit", 20, "show at most `N` hits")
+	jsonFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
+	so := store.SearchOptions{Query: store.ParseQuery(opts.Query), Limit: opts.Limit}
+	switch opts.Kind {
+	case "", store.KindMessage, store.KindHandoff, store.KindCompaction:
+		so.Kind = opts.Kind
+	default:
+		return usagef("--kind %q: want message, handoff or compaction", opts.Kind)
+	}
+	switch opts.Role {
+	case "", "user", "assistant", "system", "tool":
+		so.Role = opts.Role
+	default:
+		return usagef("--role %q: want user, assistant, system or tool", opts.Role)
+	}
+	if opts.Limit < 1 {
+		return usagef("--limit must be at least 1, not %d", opts.Limit)
+	}
+	var err error
+	if so.Since, err = parseTimeFlag("--since", opts.Since, nowFunc()); err != nil {
+		return err
+	}
+	if so.Until, err = parseTimeFlag("--until", opts.Until, nowFunc()); err != nil {
+		return err
+	}
+	if opts.Project != "" {
+		so.Project = absPath(opts.Project)
+	}
+	s, err := app.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Session != "" {
+		sess, err := s.Session(ctx, opts.Session)
+		if err != nil {
+			return err
+		}
+		so.SessionID = sess.ID
+	}
+	res, err := s.Search(ctx, so)
+	if err != nil {
+		return err
+	}
+	if res.Any {
+		fmt.Fprintln(app.Stderr, "ledger: no hit has every word; showing hits with any of them")
+	}
+	if opts.JSON {
+		out := make([]hitJSON, 0, len(res.Hits))
+		for _, h := range res.Hits {
+			out = append(out, hitJSON{Session: h.SessionID, Kind: h.Kind, ID: h.ID, At: jsonTime(h.At), Role: h.Role,
+				Snippet: unmark(h.Snippet, "", ""), Score: h.Score})
+		}
+		return writeJSON(app.Stdout, out)
+	}
+	printHits(app.Stdout, res.Hits, colour(app))
+	return nil
+}
+
+// colour tells whether stdout is a terminal that wants colour (NO_COLOR unset).
+func colour(app *App) bool {
+	f, ok := app.Stdout.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && app.Getenv("NO_COLOR") == ""
+}
+
+// unmark replaces the store's highlight markers.
+func unmark(s, start, end string) string {
+	return strings.NewReplacer(store.MarkStart, start, store.MarkEnd, end).Replace(s)
+}
+
+func printHits(w io.Writer, hits []store.Hit, colour bool) {
+	if len(hits) == 0 {
+		fmt.Fprintln(w, "no matches")
+		return
+	}
+	start, end := "[", "]"
+	if colour {
+		start, end = "\x1b[1;33m", "\x1b[0m"
+	}
+	for _, h := range hits {
+		who := h.Kind
+		if h.Role != "" {
+			who = h.Role
+		}
+		snip := strings.Join(strings.Fields(unmark(h.Snippet, start, end)), " ")
+		fmt.Fprintf(w, "%s  %s  %-9s  %s\n", shortID(h.SessionID), humanTime(h.At), who, snip)
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/store"
+)
+
+type sessionsOptions struct {
+	Project string
+	Limit   int
+	JSON    bool
+}
+
+// sessionJSON is one element of `ledger sessions --json` (CONTRACT.md).
+type sessionJSON struct {
+	ID          string   `json:"id"`
+	Source      string   `json:"source"`
+	Project     string   `json:"project"`
+	Title       string   `json:"title"`
+	StartedAt   jsonTime `json:"started_at"`
+	LastAt      jsonTime `json:"last_at"`
+	Messages    int64    `json:"messages"`
+	Compactions int64    `json:"compactions"`
+}
+
+func newSessionsCmd(app *App) *cobra.Command {
+	opts := &sessionsOptions{}
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List sessions, newest activity first",
+		Long: `List the sessions in the ledger, newest activity first, with their source
+(claude or codex), project folder, title, message and compaction counts.`,
+		Example: `  ledger sessions --limit 10
+  ledger sessions --project . --json`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Limit < 0 {
+				return usagef("--limit must be 0 (no limit) or more, not %d", opts.Limit)
+			}
+			return runSessions(cmd.Context(), app, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "show at most `N` sessions (0: all)")
+	jsonFlag(cmd, &opts.JSON)
+	return cmd
+}
+
+func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
+	s, err := app.Store(ctx)
+	if err != nil {
+		return err
+	}
+	project := opts.Project
+	if project != "" {
+		project = absPath(project)
+	}
+	list, err := s.Sessions(ctx, store.SessionFilter{Project: project, Limit: opts.Limit})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		out := make([]sessionJSON, 0, len(list))
+		for _, x := range list {
+			out = append(out, sessionJSON{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
+				StartedAt: jsonTime(store.Time(x.StartedAt)), LastAt: jsonTime(store.Time(x.LastAt)),
+				Messages: x.Messages, Compactions: x.Compactions})
+		}
+		return writeJSON(app.Stdout, out)
+	}
+	printSessions(app.Stdout, list)
+	return nil
+}
+
+func printSessions(w io.Writer, list []store.Session) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no sessions (ingest some with: ledger ingest ~/.claude/projects)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tPROJECT\tTITLE")
+	for _, x := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", shortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
+			x.Messages, x.Compactions, x.Project, truncate(x.Title, 60))
+	}
+	tw.Flush()
+}
+
+// shortID is the first 8 characters of a session id: enough as a prefix.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func humanTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+// truncate shortens s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// oneLine folds s onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

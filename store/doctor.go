@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// ftsTables are the full-text indexes, each over its content table.
+var ftsTables = []string{"messages_fts", "handoffs_fts", "compactions_fts"}
+
+// Health is what `ledger doctor` reports.
+type Health struct {
+	Integrity string `json:"integrity"` // "ok" or SQLite's findings
+	FTS       string `json:"fts"`       // "ok" or what FTS5's integrity-check said
+	Sessions  int64  `json:"sessions" db:"sessions"`
+	Messages  int64  `json:"messages" db:"messages"`
+	Handoffs  int64  `json:"handoffs" db:"handoffs"`
+	Compacts  int64  `json:"compactions" db:"compactions"`
+	Bytes     int64  `json:"bytes"` // the database file and its WAL
+	Rebuilt   bool   `json:"rebuilt"`
+}
+
+// Check runs SQLite's integrity_check and FTS5's integrity-check on every
+// index, and counts what the ledger holds.
+func (s *Store) Check(ctx context.Context) (Health, error) {
+	var h Health
+	var problems []string
+	if err := s.db.SelectContext(ctx, &problems, `PRAGMA integrity_check`); err != nil {
+		return h, fmt.Errorf("integrity check: %w", err)
+	}
+	h.Integrity = strings.Join(problems, "; ")
+	var fts []string
+	for _, t := range ftsTables {
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('integrity-check', 1)`); err != nil {
+			fts = append(fts, t+": "+err.Error())
+		}
+	}
+	h.FTS = "ok"
+	if len(fts) > 0 {
+		h.FTS = strings.Join(fts, "; ")
+	}
+	if err := s.db.GetContext(ctx, &h, `SELECT (SELECT count(*) FROM sessions) AS sessions,
+		(SELECT count(*) FROM messages) AS messages, (SELECT count(*) FROM handoffs) AS handoffs,
+		(SELECT count(*) FROM compactions) AS compactions`); err != nil {
+		return h, fmt.Errorf("count: %w", err)
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			h.Bytes += fi.Size()
+		}
+	}
+	return h, nil
+}
+
+// RebuildFTS rebuilds every full-text index from its content table.
+func (s *Store) RebuildFTS(ctx context.Context) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	for _, t := range ftsTables {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
+			return fmt.Errorf("rebuild %s: %w", t, err)
+		}
+	}
+	return tx.Commit()
+}
