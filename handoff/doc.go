@@ -43,7 +43,11 @@ type Doc struct {
 	Project string `json:"project"`
 	// Branch is not in the contract's object but belongs in the Markdown's
 	// frontmatter; it rides along as an extra key.
-	Branch    string    `json:"branch"`
+	Branch string `json:"branch"`
+	// Head is the commit the project's checkout was at when the handoff was
+	// written, when it is a git checkout on this machine (an extra key, for
+	// resume's staleness check; not in the Markdown).
+	Head      string    `json:"head,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	Trigger   string    `json:"trigger"`
 	Task      string    `json:"task"`

@@ -24,7 +24,10 @@ var ErrNotHandoff = errors.New("not a handoff document")
 // sections are ignored, a missing section is empty.
 func Parse(markdown string) (Doc, error) {
 	d := Doc{Markdown: markdown}
+	// CRLF and a lone CR end a line too, as in CommonMark: a CR left inside
+	// a line would not read back the same once rendered.
 	text := strings.ReplaceAll(strings.TrimPrefix(markdown, "\ufeff"), "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")
 
 	i, found := 0, false

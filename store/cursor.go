@@ -58,6 +58,10 @@ func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
 // SaveCursor stores a cursor on its own (for a file whose new bytes held
 // nothing to write).
 func (s *Store) SaveCursor(ctx context.Context, c *Cursor) error {
+	return Retry(ctx, func() error { return s.saveCursorTx(ctx, c) })
+}
+
+func (s *Store) saveCursorTx(ctx context.Context, c *Cursor) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

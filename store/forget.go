@@ -21,6 +21,16 @@ type Forgotten struct {
 // delete triggers). It leaves a tombstone so that ingesting the transcript
 // again does not bring the session back. With dryRun it only counts.
 func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
+	var f Forgotten
+	err := Retry(ctx, func() error {
+		var err error
+		f, err = s.forget(ctx, sessionID, dryRun)
+		return err
+	})
+	return f, err
+}
+
+func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
 	f := Forgotten{SessionID: sessionID, HandoffFiles: []string{}}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {

@@ -43,22 +43,41 @@ type CompactionRecord struct {
 	Trigger   string
 	At        time.Time
 	PreTokens int64 // 0: unknown
+	// LogicalParent is the session's last message when the record was
+	// made: the transcript's compact_boundary names the same message as its
+	// logicalParentUuid, which is how the two are matched.
+	LogicalParent string
 }
 
 // AddHandoff stores a handoff and, when rec is set, a compaction record
 // linked to it, in one transaction. It returns the handoff's id.
 func (s *Store) AddHandoff(ctx context.Context, doc handoff.Doc, path string, rec *CompactionRecord) (int64, error) {
+	// A handoff is made of messages already redacted, but a --task given
+	// on the command line, or a handoff from elsewhere, may carry a secret.
+	if r := s.redactor(); r != nil {
+		doc, _ = redactStrings(r, doc)
+	}
 	sections, err := json.Marshal(doc)
 	if err != nil {
 		return 0, fmt.Errorf("encode handoff: %w", err)
 	}
+	var id int64
+	err = Retry(ctx, func() error {
+		var err error
+		id, err = s.addHandoff(ctx, doc, string(sections), path, rec)
+		return err
+	})
+	return id, err
+}
+
+func (s *Store) addHandoff(ctx context.Context, doc handoff.Doc, sections, path string, rec *CompactionRecord) (int64, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens, path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, doc.Session, doc.CreatedAt.UTC(), doc.Trigger, doc.Task, string(sections),
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, doc.Session, doc.CreatedAt.UTC(), doc.Trigger, doc.Task, sections,
 		doc.Markdown, doc.Tokens, path)
 	if err != nil {
 		return 0, fmt.Errorf("insert handoff: %w", err)
@@ -86,10 +105,10 @@ func addCompactionRecord(ctx context.Context, tx execer, session string, handoff
 		pre = rec.PreTokens
 	}
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO compactions (session_id, at, trigger, pre_tokens, source, handoff_id, tool_calls)
-		SELECT ?, ?, ?, ?, ?, ?, s.tool_calls - coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0)
+		INSERT INTO compactions (session_id, at, trigger, pre_tokens, source, handoff_id, logical_parent_uuid, tool_calls)
+		SELECT ?, ?, ?, ?, ?, ?, ?, s.tool_calls - coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0)
 		FROM sessions s WHERE s.id = ?`,
-		session, rec.At.UTC(), rec.Trigger, pre, rec.Source, handoffID, session)
+		session, rec.At.UTC(), rec.Trigger, pre, rec.Source, handoffID, rec.LogicalParent, session)
 	if err != nil {
 		return fmt.Errorf("insert compaction record: %w", err)
 	}

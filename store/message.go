@@ -68,6 +68,24 @@ func (s *Store) Messages(ctx context.Context, sessionID string, last int) ([]com
 	if err != nil {
 		return nil, fmt.Errorf("read messages of %s: %w", sessionID, err)
 	}
+	return messages(rows)
+}
+
+// RecentUserMessages returns up to n of the session's latest user text
+// messages (not meta lines, compaction summaries or subagent prompts),
+// oldest first: the candidates for "what was asked last".
+func (s *Store) RecentUserMessages(ctx context.Context, sessionID string, n int) ([]compact.Message, error) {
+	var rows []messageRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages
+		WHERE session_id = ? AND role = 'user' AND kind = 'text' AND meta = 0 AND compact_summary = 0 AND sidechain = 0
+		ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, n)
+	if err != nil {
+		return nil, fmt.Errorf("read requests of %s: %w", sessionID, err)
+	}
+	return messages(rows)
+}
+
+func messages(rows []messageRow) ([]compact.Message, error) {
 	out := make([]compact.Message, 0, len(rows))
 	for _, r := range rows {
 		m, err := r.message()

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,11 @@ const sessionColumns = `id, source, project, git_branch, title, model, context_w
 type SessionFilter struct {
 	// Project keeps sessions whose project is this folder or below it.
 	Project string
+	// Projects keeps sessions of any of these folders or below them (the
+	// worktrees of one repository); with Project, either matches.
+	Projects []string
+	// Exclude leaves out one session (the one asking).
+	Exclude string
 	// Limit caps the number of sessions (0: no cap).
 	Limit int
 }
@@ -40,11 +46,27 @@ type SessionFilter struct {
 func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	q := `SELECT ` + sessionColumns + ` FROM sessions`
 	var args []any
+	var where []string
+	dirs := f.Projects
 	if f.Project != "" {
-		dir := filepath.Clean(f.Project)
-		q += ` WHERE (project = ? OR (project >= ? AND project < ?))`
-		// project below dir: "dir/" <= project < "dir0" ('0' follows '/').
-		args = append(args, dir, dir+"/", dir+"0")
+		dirs = append([]string{f.Project}, dirs...)
+	}
+	if len(dirs) > 0 {
+		var or []string
+		for _, d := range dirs {
+			dir := filepath.Clean(d)
+			// below dir: "dir/" <= project < "dir0" ('0' follows '/')
+			or = append(or, `(project = ? OR (project >= ? AND project < ?))`)
+			args = append(args, dir, dir+"/", dir+"0")
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	if f.Exclude != "" {
+		where = append(where, `id <> ?`)
+		args = append(args, f.Exclude)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` ORDER BY last_at IS NULL, last_at DESC, id`
 	if f.Limit > 0 {

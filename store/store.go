@@ -41,6 +41,8 @@ func (e *AmbiguousError) Error() string {
 type Store struct {
 	db   *sqlx.DB
 	path string
+	// noRedact stores text as it comes, secrets included (SetRedact).
+	noRedact bool
 }
 
 func init() {
@@ -74,7 +76,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.migrate(ctx); err != nil {
+	// Processes that open a new database at once race to switch it to WAL
+	// and to migrate it; the loser may be told "busy" past busy_timeout.
+	if err := Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, err
 	}

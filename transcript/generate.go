@@ -233,7 +233,10 @@ func (g *generator) turn() {
 			fail := g.r.IntN(3) == 0
 			out := g.output(5 + g.r.IntN(25))
 			if fail {
-				out += "--- FAIL: " + pick(g.r, idents) + "\nFAIL\nExit code 1"
+				// A numbered subtest: a rare identifier (about one in 100,000
+				// failures shares it), what benchmarks search for as a user
+				// searches for the test that failed yesterday.
+				out += fmt.Sprintf("--- FAIL: %s/case_%05d\nFAIL\nExit code 1", pick(g.r, idents), g.r.IntN(100000))
 			}
 			g.toolCall("Bash", map[string]any{"command": cmd, "description": g.sentence(5)}, out, fail)
 		case 3:

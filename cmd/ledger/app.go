@@ -26,6 +26,7 @@ type App struct {
 
 	dbFlag     string
 	cpuProfile string
+	noRedact   bool
 	store      *store.Store
 }
 
@@ -65,6 +66,7 @@ func (a *App) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.SetRedact(!a.noRedact)
 	a.store = s
 	return s, nil
 }
@@ -82,6 +84,9 @@ const (
 	exitFailure  = 1
 	exitUsage    = 2
 	exitNotFound = 3
+	// exitBlock is what a Claude Code hook exits with to block the event
+	// (its stderr is shown); only clear mode's PreCompact uses it.
+	exitBlock = 2
 )
 
 // usageError marks a bad flag or argument: exit 2.
@@ -103,6 +108,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, new(errBlock)):
+		return exitBlock
 	case errors.Is(err, store.ErrNotFound):
 		return exitNotFound
 	default:
@@ -143,7 +150,12 @@ structured handoff, and at the next session start it rebuilds fresh context
 from the ledger: clear, don't compact.
 
 The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
-(~/.local/share/ledger/ledger.db). It is created on first use, owner-only.`,
+(~/.local/share/ledger/ledger.db). It is created on first use, owner-only.
+
+Secrets (provider API keys, tokens, JWTs, private keys, passwords in URLs and
+high-entropy values assigned to names like KEY, TOKEN, SECRET or PASSWORD) are
+replaced with [REDACTED:<kind>] before anything is stored or indexed, using
+gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 		Example: `  ledger ingest ~/.claude/projects ~/.codex/sessions
   ledger sessions --limit 5
   ledger audit --json`,
@@ -173,6 +185,10 @@ The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&app.dbFlag, "db", "", "database `path` (default $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db)")
 	root.PersistentFlags().StringVar(&app.cpuProfile, "cpuprofile", "", "write a CPU profile to `file` (inspect with go tool pprof)")
+	root.PersistentFlags().BoolVar(&app.noRedact, "no-redact", false,
+		"store secrets as they come instead of as [REDACTED:<kind>]. RISK: API keys, tokens, passwords and\n"+
+			"private keys then sit in plain text in the database, its WAL and the full-text index, and search\n"+
+			"shows them; 'ledger redact --rescan' removes them later")
 	root.AddCommand(
 		newInitCmd(app),
 		newVersionCmd(app),
@@ -183,9 +199,12 @@ The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
 		newCompactCmd(app),
 		newHandoffCmd(app),
 		newMeterCmd(app),
+		newResumeCmd(app),
 		newForgetCmd(app),
 		newDoctorCmd(app),
+		newRedactCmd(app),
 		newHooksCmd(app),
+		newHookCmd(app),
 	)
 	return root
 }
@@ -198,4 +217,25 @@ func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// openSession opens the store and resolves a SESSION argument (full id or
+// unique prefix).
+func (a *App) openSession(ctx context.Context, arg string) (*store.Store, store.Session, error) {
+	s, err := a.Store(ctx)
+	if err != nil {
+		return nil, store.Session{}, err
+	}
+	sess, err := s.Session(ctx, arg)
+	return s, sess, err
+}
+
+// optionalSessionID resolves an optional SESSION argument or flag to a
+// full id; "" stays "" (all sessions).
+func optionalSessionID(ctx context.Context, s *store.Store, arg string) (string, error) {
+	if arg == "" {
+		return "", nil
+	}
+	sess, err := s.Session(ctx, arg)
+	return sess.ID, err
 }

@@ -70,12 +70,8 @@ func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
 		return err
 	}
 	f := store.CompactionFilter{Since: since}
-	if opts.Session != "" {
-		sess, err := s.Session(ctx, opts.Session)
-		if err != nil {
-			return err
-		}
-		f.SessionID = sess.ID
+	if f.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
+		return err
 	}
 	list, err := s.Compactions(ctx, f)
 	if err != nil {

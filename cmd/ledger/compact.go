@@ -68,11 +68,7 @@ errors, blockers, decisions, files, tests); the JSON keeps everything.`,
 }
 
 func runCompact(ctx context.Context, app *App, opts *compactOptions) error {
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	sess, err := s.Session(ctx, opts.Session)
+	s, sess, err := app.openSession(ctx, opts.Session)
 	if err != nil {
 		return err
 	}
@@ -119,6 +115,9 @@ type handoffRequest struct {
 	Budget  int
 	Out     string // the Markdown file; "" for the default place
 	Source  string // of the compaction record: "cli" or "hook"
+	// Note is the user's instruction for this compaction (PreCompact's
+	// custom_instructions): what they want kept, so it leads the next steps.
+	Note string
 }
 
 // handoffWriter extracts, fits and stores a handoff and writes its file.
@@ -143,7 +142,18 @@ func (w *handoffWriter) write(ctx context.Context, sessionID string, req handoff
 	doc := handoff.Extract(msgs, handoff.ExtractOptions{Task: req.Task, SessionID: sess.ID, Project: sess.Project,
 		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: w.now, ContextSummary: m.Summary,
 		Compactions: int(sess.Compactions)})
-	doc = doc.Rendered(req.Budget, est.Tokens)
+	if req.Note != "" {
+		doc.NextSteps = append([]string{"(asked at compaction) " + req.Note}, doc.NextSteps...)
+	}
+	if g, ok := readGit(sess.Project); ok {
+		doc.Head = g.Head
+		if doc.Branch == "" {
+			doc.Branch = g.Branch
+		}
+	}
+	// Render from redacted sections: the file, the output and the ledger
+	// all get the same secret-free document.
+	doc = w.st.RedactHandoff(doc).Rendered(req.Budget, est.Tokens)
 	w.path = req.Out
 	if w.path == "" {
 		w.path = defaultHandoffPath(w.st.Path(), sess.Project, sess.ID, w.now)
@@ -154,8 +164,14 @@ func (w *handoffWriter) write(ctx context.Context, sessionID string, req handoff
 	// The previous file of that name (a rerun within the same second) is
 	// not worth a backup.
 	os.Remove(w.path + ".bak")
-	id, err := w.st.AddHandoff(ctx, doc, w.path, &store.CompactionRecord{Source: req.Source, Trigger: req.Trigger,
-		At: w.now, PreTokens: m.UsedTokens})
+	rec := &store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: w.now, PreTokens: m.UsedTokens}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if !msgs[i].Sidechain {
+			rec.LogicalParent = msgs[i].UUID
+			break
+		}
+	}
+	id, err := w.st.AddHandoff(ctx, doc, w.path, rec)
 	if err != nil {
 		os.Remove(w.path)
 		return handoff.Doc{}, err

@@ -45,11 +45,7 @@ them too. --dry-run shows what would go and changes nothing.`,
 }
 
 func runForget(ctx context.Context, app *App, opts *forgetOptions) error {
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	sess, err := s.Session(ctx, opts.Session)
+	s, sess, err := app.openSession(ctx, opts.Session)
 	if err != nil {
 		return err
 	}

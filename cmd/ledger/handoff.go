@@ -63,13 +63,9 @@ func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
 	if err != nil {
 		return err
 	}
-	session := ""
-	if opts.Arg != "" {
-		sess, err := s.Session(ctx, opts.Arg)
-		if err != nil {
-			return err
-		}
-		session = sess.ID
+	session, err := optionalSessionID(ctx, s, opts.Arg)
+	if err != nil {
+		return err
 	}
 	hs, err := s.Handoffs(ctx, session, opts.Limit)
 	if err != nil {

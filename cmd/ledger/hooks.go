@@ -108,6 +108,11 @@ func hookCommand(app *App, mode string, startup bool) (string, error) {
 	if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		// `go run` builds into a temporary folder that is gone when it exits:
+		// hooks pointing there would all fail (quietly: hooks fail open).
+		return "", fmt.Errorf("ledger is running from a temporary build (%s), which hooks cannot call later: install it first (go install ./cmd/ledger) and run the installed ledger", exe)
+	}
 	parts := []string{shellQuote(exe), "hook"}
 	if mode == "clear" {
 		parts = append(parts, "--mode", "clear")

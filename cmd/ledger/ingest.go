@@ -30,6 +30,7 @@ type ingestSummary struct {
 	Messages     int          `json:"messages"`
 	Compactions  int          `json:"compactions"`
 	SkippedLines int          `json:"skipped_lines"`
+	Redacted     int          `json:"redacted"` // secrets replaced with [REDACTED:<kind>]
 	FilesSeen    int          `json:"files_seen"`
 	Bytes        int64        `json:"bytes"`
 	Skips        []fileSkip   `json:"skips"`
@@ -134,6 +135,7 @@ func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 		sum.Sessions += fs.Counts.Sessions
 		sum.Messages += fs.Counts.Messages
 		sum.Compactions += fs.Counts.Compactions
+		sum.Redacted += fs.Counts.Redacted
 		sum.SkippedLines += fs.Skipped
 		for _, sk := range fs.Skips {
 			sum.Skips = append(sum.Skips, fileSkip{fs.Path, sk.Line, sk.Reason})
@@ -170,6 +172,9 @@ func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 func printIngest(w io.Writer, s ingestSummary) {
 	fmt.Fprintf(w, "%d files read (%d seen, %d unchanged): %d sessions, %d messages, %d compactions added",
 		s.Files, s.FilesSeen, s.FilesSeen-s.Files-len(s.Unrecognized)-len(s.Failed), s.Sessions, s.Messages, s.Compactions)
+	if s.Redacted > 0 {
+		fmt.Fprintf(w, "; %d secrets redacted", s.Redacted)
+	}
 	if s.SkippedLines > 0 {
 		fmt.Fprintf(w, "; %d malformed lines skipped", s.SkippedLines)
 	}

@@ -71,7 +71,20 @@ func (g *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool,
 // transaction together with the file's new cursor: an interrupted ingest
 // loses nothing and duplicates nothing. A file that shrank or whose head
 // changed is read again from the start (uuids make that idempotent).
+// When another process holds the database past the busy timeout, the whole
+// file is tried again from its cursor (store.Retry): a busy transaction
+// wrote nothing, and only the last attempt's counts are returned.
 func (g *ingester) ingestFile(ctx context.Context, path string) (fileStats, error) {
+	var fs fileStats
+	err := store.Retry(ctx, func() error {
+		var err error
+		fs, err = g.ingestOnce(ctx, path)
+		return err
+	})
+	return fs, err
+}
+
+func (g *ingester) ingestOnce(ctx context.Context, path string) (fileStats, error) {
 	path = absPath(path)
 	fs := fileStats{Path: path}
 	f, err := os.Open(path)
@@ -156,21 +169,27 @@ func (g *ingester) ingestFile(ctx context.Context, path string) (fileStats, erro
 }
 
 // pipe parses on one goroutine while the writer writes on this one: JSON
-// decoding and SQLite each get a core.
+// decoding and SQLite each get a core. The parsing goroutine also prepares
+// each message (redacts its secrets, computes its search text): SQLite is
+// the slower side, so that work costs no time.
 func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []transcript.Record, 8)
+	batches := make(chan []preparedRecord, 8)
 	var res transcript.Result
 	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer close(batches)
-		batch := make([]transcript.Record, 0, recordBatch)
+		batch := make([]preparedRecord, 0, recordBatch)
 		last := start
 		res, readErr = transcript.Read(ctx, r, st, start, line, func(rec transcript.Record) error {
-			batch = append(batch, rec)
+			p := preparedRecord{Record: rec}
+			if rec.Message != nil {
+				p.msg = w.Prepare(*rec.Message)
+			}
+			batch = append(batch, p)
 			if len(batch) < recordBatch {
 				return nil
 			}
@@ -183,7 +202,7 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			batch = make([]transcript.Record, 0, recordBatch)
+			batch = make([]preparedRecord, 0, recordBatch)
 			return nil
 		})
 		if readErr == nil && len(batch) > 0 {
@@ -215,7 +234,13 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 	return res, nil
 }
 
-func writeRecord(ctx context.Context, w *store.Writer, format transcript.Format, rec transcript.Record) error {
+// preparedRecord is a record with its message prepared for the writer.
+type preparedRecord struct {
+	transcript.Record
+	msg store.PreparedMessage
+}
+
+func writeRecord(ctx context.Context, w *store.Writer, format transcript.Format, rec preparedRecord) error {
 	if s := rec.Session; s != nil && s.ID != "" {
 		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Source: string(format), Project: s.Project,
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
@@ -224,7 +249,7 @@ func writeRecord(ctx context.Context, w *store.Writer, format transcript.Format,
 		}
 	}
 	if rec.Message != nil {
-		if _, err := w.AddMessage(ctx, *rec.Message); err != nil {
+		if _, err := w.AddPrepared(ctx, rec.msg); err != nil {
 			return fmt.Errorf("line %d: %w", rec.Line, err)
 		}
 	}

@@ -43,7 +43,15 @@ type result struct {
 // HOME, so no test touches the user's real ledger.
 func runBin(t *testing.T, home string, stdin string, args ...string) result {
 	t.Helper()
+	return runBinIn(t, home, "", stdin, args...)
+}
+
+// runBinIn runs the binary with dir as its working folder ("" for the
+// test's).
+func runBinIn(t *testing.T, home, dir, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(ledgerBin, args...)
+	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer

@@ -109,12 +109,8 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Session != "" {
-		sess, err := s.Session(ctx, opts.Session)
-		if err != nil {
-			return err
-		}
-		so.SessionID = sess.ID
+	if so.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
+		return err
 	}
 	res, err := s.Search(ctx, so)
 	if err != nil {

@@ -1,0 +1,404 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// seededSession is the session of testdata/redact/seeded.jsonl.
+const seededSession = "5eed7a1e-0c0d-4e5a-9b1f-2d3c4b5a6f70"
+
+// seeded is one secret planted in the seeded transcript, with the kind of
+// rule expected to find it.
+type seeded struct {
+	kind, value string
+}
+
+// seedMarker is how the fixture holds a secret: {{kind:val|ue}}. The "|"
+// breaks the value, so that the fixture itself holds nothing shaped like a
+// secret (secret scanners and push protection would flag it); the test
+// joins it before ingesting.
+var seedMarker = regexp.MustCompile(`\{\{([a-z0-9-]+):(.*?)\}\}`)
+
+// seededTranscript writes the seeded Claude Code transcript, secrets
+// joined, into dir and returns the distinct secrets it holds: in user
+// text, thinking, assistant text, Bash and Edit and Write tool inputs, tool
+// results (cat .env), the session title and a compaction summary.
+func seededTranscript(t *testing.T, dir string) []seeded {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "redact", "seeded.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secrets []seeded
+	seen := map[string]bool{}
+	out := seedMarker.ReplaceAllStringFunc(string(raw), func(m string) string {
+		sub := seedMarker.FindStringSubmatch(m)
+		escaped := strings.ReplaceAll(sub[2], "|", "")
+		var value string
+		if err := json.Unmarshal([]byte(`"`+escaped+`"`), &value); err != nil {
+			t.Fatalf("marker %.40s: %v", m, err)
+		}
+		if !seen[value] {
+			seen[value] = true
+			secrets = append(secrets, seeded{sub[1], value})
+		}
+		return escaped
+	})
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, seededSession+".jsonl"), []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return secrets
+}
+
+var alnumRun = regexp.MustCompile(`[A-Za-z0-9]{10,}`)
+
+// chunks are the distinctive parts of a secret, lower case (the full-text
+// index folds case): its runs of 10 or more letters and digits, else the
+// whole secret. None of them may appear anywhere once it is redacted.
+func (s seeded) chunks() []string {
+	runs := alnumRun.FindAllString(s.value, -1)
+	if len(runs) == 0 {
+		runs = []string{s.value}
+	}
+	for i := range runs {
+		runs[i] = strings.ToLower(runs[i])
+	}
+	return runs
+}
+
+// leaked returns the secrets some chunk of which is in data.
+func leaked(data []byte, secrets []seeded) []seeded {
+	low := bytes.ToLower(data)
+	var out []seeded
+	for _, s := range secrets {
+		for _, c := range s.chunks() {
+			if bytes.Contains(low, []byte(c)) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func assertNoLeak(t *testing.T, where string, data []byte, secrets []seeded) {
+	t.Helper()
+	for _, s := range leaked(data, secrets) {
+		t.Errorf("%s holds the seeded %s %.24s...", where, s.kind, s.value)
+	}
+}
+
+// dbBytes reads the database file and its WAL (absent when no process has
+// the database open).
+func dbBytes(t *testing.T, db string) []byte {
+	t.Helper()
+	var all []byte
+	for _, p := range []string{db, db + "-wal"} {
+		b, err := os.ReadFile(p)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
+
+// ftsTerms lists every term of the full-text indexes: FTS5 stores terms
+// prefix-compressed, so a secret's bytes may hide from a grep of the file.
+func ftsTerms(t *testing.T, s *store.Store) []byte {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.DB().Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var all []byte
+	for _, tbl := range []string{"messages_fts", "handoffs_fts", "compactions_fts"} {
+		v := "temp.vocab_" + tbl
+		if _, err := conn.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS `+v+` USING fts5vocab(main, '`+tbl+`', 'row')`); err != nil {
+			t.Fatal(err)
+		}
+		var terms []string
+		if err := conn.SelectContext(ctx, &terms, `SELECT term FROM `+v); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, strings.Join(terms, "\n")...)
+	}
+	return all
+}
+
+// holdOpen opens the database in this process for the length of the test,
+// so that the WAL outlives the ledger processes and its bytes are checked
+// too (the last connection to close checkpoints and removes it).
+func holdOpen(t *testing.T, db string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func hasCommand(t *testing.T, home, name string) bool {
+	t.Helper()
+	return runBin(t, home, "", name, "--help").code == 0
+}
+
+// TestSeededSecretsNeverStored is the issue's acceptance check: no seeded
+// secret appears in the database file, its WAL, the full-text index, a
+// handoff (output and file), a search result, resume output or a listing.
+func TestSeededSecretsNeverStored(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	dir := filepath.Join(home, "projects", "-home-dev-src-shop")
+	secrets := seededTranscript(t, dir)
+	holder := holdOpen(t, db)
+
+	r := runBin(t, home, "", "--db", db, "ingest", "--json", dir)
+	if r.code != 0 {
+		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
+	}
+	var sum struct {
+		Messages int `json:"messages"`
+		Redacted int `json:"redacted"`
+	}
+	decodeJSON(t, r.stdout, &sum)
+	if sum.Messages == 0 || sum.Redacted < len(secrets) {
+		t.Errorf("ingest = %+v, want messages and at least %d secrets redacted", sum, len(secrets))
+	}
+
+	outputs := map[string][]string{
+		"compact":         {"compact", seededSession[:8], "--json", "--task", "rotate " + secrets[0].value},
+		"handoff show":    {"handoff", "show", seededSession[:8], "--json"},
+		"sessions":        {"sessions", "--json"},
+		"search REDACTED": {"search", "--json", "REDACTED"},
+	}
+	if hasCommand(t, home, "resume") {
+		outputs["resume md"] = []string{"resume", seededSession[:8]}
+		outputs["resume json"] = []string{"resume", seededSession[:8], "--format", "json"}
+		outputs["resume hook"] = []string{"resume", seededSession[:8], "--format", "hook"}
+	} else {
+		t.Log("ledger resume is not registered yet: its output is not checked")
+	}
+	names := make([]string, 0, len(outputs))
+	for name := range outputs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r := runBin(t, home, "", append([]string{"--db", db}, outputs[name]...)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
+		}
+		assertNoLeak(t, name+" output", []byte(r.stdout+r.stderr), secrets)
+		if name == "search REDACTED" && !strings.Contains(r.stdout, "REDACTED") {
+			t.Errorf("search REDACTED found nothing: %s", r.stdout)
+		}
+	}
+	// Search for each secret's distinctive parts finds nothing.
+	for _, s := range secrets {
+		for _, c := range s.chunks() {
+			if hits, _ := search(t, home, db, c); len(hits) > 0 {
+				t.Errorf("search %q (part of the seeded %s) found %d hits", c, s.kind, len(hits))
+			}
+		}
+	}
+	// The handoff file compact wrote.
+	files, _ := filepath.Glob(filepath.Join(home, "handoffs", "*", "*.md"))
+	if len(files) == 0 {
+		t.Error("compact wrote no handoff file")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertNoLeak(t, "handoff file", b, secrets)
+	}
+
+	raw := dbBytes(t, db)
+	if _, err := os.Stat(db + "-wal"); err != nil {
+		t.Errorf("no WAL while the database is held open: %v", err)
+	}
+	assertNoLeak(t, "database file and WAL", raw, secrets)
+	assertNoLeak(t, "full-text index", ftsTerms(t, holder), secrets)
+
+	// Recall per kind, and the kinds the replacements name.
+	found := map[string][2]int{}
+	for _, s := range secrets {
+		f := found[s.kind]
+		f[1]++
+		if len(leaked(raw, []seeded{s})) == 0 {
+			f[0]++
+		}
+		found[s.kind] = f
+	}
+	kinds := make([]string, 0, len(found))
+	for k := range found {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		labelled := bytes.Contains(raw, []byte("[REDACTED:"+k+"]"))
+		t.Logf("recall %-26s %d/%d  labelled [REDACTED:%s]: %v", k, found[k][0], found[k][1], k, labelled)
+		if !labelled {
+			t.Errorf("no [REDACTED:%s] in the database", k)
+		}
+	}
+
+	// Once every process has closed it, the WAL is folded into the file.
+	holder.Close()
+	assertNoLeak(t, "database file after checkpoint", dbBytes(t, db), secrets)
+}
+
+// TestNoRedactThenRescan proves --no-redact stores secrets as they come, and
+// that redact --rescan then removes them from the rows, the index, the file
+// and the WAL.
+func TestNoRedactThenRescan(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	dir := filepath.Join(home, "projects", "-home-dev-src-shop")
+	secrets := seededTranscript(t, dir)
+	holder := holdOpen(t, db)
+
+	if r := runBin(t, home, "", "--db", db, "--no-redact", "ingest", dir); r.code != 0 {
+		t.Fatalf("ingest --no-redact: exit %d: %s", r.code, r.stderr)
+	}
+	if got := leaked(dbBytes(t, db), secrets); len(got) != len(secrets) {
+		t.Fatalf("--no-redact stored %d of %d seeded secrets as they came, want all", len(got), len(secrets))
+	}
+	var aws seeded
+	for _, s := range secrets {
+		if s.kind == "aws-access-token" {
+			aws = s
+		}
+	}
+	if hits, _ := search(t, home, db, aws.value); len(hits) == 0 {
+		t.Fatalf("search %s found nothing after --no-redact", aws.value)
+	}
+
+	rescan := func() int64 {
+		t.Helper()
+		r := runBin(t, home, "", "--db", db, "redact", "--rescan", "--json")
+		if r.code != 0 {
+			t.Fatalf("redact --rescan: exit %d: %s", r.code, r.stderr)
+		}
+		var got struct {
+			RowsChanged *int64 `json:"rows_changed"`
+		}
+		decodeJSON(t, r.stdout, &got)
+		if got.RowsChanged == nil {
+			t.Fatalf("redact --rescan --json lacks rows_changed: %s", r.stdout)
+		}
+		return *got.RowsChanged
+	}
+	if n := rescan(); n <= 0 {
+		t.Errorf("first rescan: rows_changed = %d, want > 0", n)
+	}
+	if _, err := os.Stat(db + "-wal"); err != nil {
+		t.Errorf("no WAL while the database is held open: %v", err)
+	}
+	assertNoLeak(t, "database file and WAL after rescan", dbBytes(t, db), secrets)
+	assertNoLeak(t, "full-text index after rescan", ftsTerms(t, holder), secrets)
+	for _, s := range secrets {
+		for _, c := range s.chunks() {
+			if hits, _ := search(t, home, db, c); len(hits) > 0 {
+				t.Errorf("after rescan, search %q (part of the seeded %s) found %d hits", c, s.kind, len(hits))
+			}
+		}
+	}
+	if hits, _ := search(t, home, db, "REDACTED"); len(hits) == 0 {
+		t.Error("after rescan, search REDACTED finds nothing")
+	}
+	if n := rescan(); n != 0 {
+		t.Errorf("second rescan: rows_changed = %d, want 0", n)
+	}
+}
+
+func TestRedactUsage(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	for _, args := range [][]string{{"redact"}, {"redact", "--json"}, {"--no-redact", "redact", "--rescan"}} {
+		r := runBin(t, home, "", append([]string{"--db", db}, args...)...)
+		if r.code != 2 || !strings.HasPrefix(r.stderr, "ledger: ") || !strings.Contains(r.stderr, "rescan") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error (2) that explains --rescan", args, r.code, r.stderr)
+		}
+	}
+	r := runBin(t, home, "", "--help")
+	if !strings.Contains(r.stdout, "--no-redact") || !strings.Contains(r.stdout, "RISK") {
+		t.Errorf("--help does not document --no-redact and its risk:\n%s", r.stdout)
+	}
+}
+
+// TestReadCommandsDoNotLoadSecretRules runs commands that start with every
+// agent session (version, resume, search, sessions) in a fresh process and
+// checks that none compiled the secret rules (~30 ms); ingest does.
+func TestReadCommandsDoNotLoadSecretRules(t *testing.T) {
+	if os.Getenv("LEDGER_TEST_LAZY_RULES") != "" {
+		lazyRulesHelper(t)
+		return
+	}
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	ingest(t, home, db, sampleDir(t))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReadCommandsDoNotLoadSecretRules$")
+	// HOME stays: the helper's TestMain builds the binary, with the cache
+	// under HOME.
+	cmd.Env = append(os.Environ(), "LEDGER_TEST_LAZY_RULES="+db)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "lazy rules ok") {
+		t.Fatalf("helper did not run its checks:\n%s", out)
+	}
+}
+
+// lazyRulesHelper is the fresh process of TestReadCommandsDoNotLoadSecretRules.
+func lazyRulesHelper(t *testing.T) {
+	db := os.Getenv("LEDGER_TEST_LAZY_RULES")
+	home := filepath.Dir(db)
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	cmds := [][]string{{"version"}, {"sessions"}, {"search", "SessionStore"}, {"resume", "7c1d"}, {"handoff", "list"}}
+	for _, args := range cmds {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"--db", db}, args...), strings.NewReader(""), &out, &errb, env)
+		if code != 0 && !(args[0] == "resume" && strings.Contains(errb.String(), "unknown command")) {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		if store.SecretRulesLoaded() {
+			t.Fatalf("%v compiled the secret rules", args)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--db", db, "ingest", filepath.Join("..", "..", "testdata", "redact")},
+		strings.NewReader(""), &out, &errb, env); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errb.String())
+	}
+	if !store.SecretRulesLoaded() {
+		t.Fatal("ingest did not compile the secret rules: the check above proves nothing")
+	}
+	fmt.Println("lazy rules ok")
+}

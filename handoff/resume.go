@@ -1,0 +1,216 @@
+package handoff
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+// DefaultResumeBudget is the resume context's budget in tokens when the
+// caller gives none.
+const DefaultResumeBudget = 2000
+
+// maxRecentRequests is how many of the latest user requests a resume shows.
+const maxRecentRequests = 3
+
+// CompactionNote is what a resume says about one compaction.
+type CompactionNote struct {
+	At        time.Time
+	Trigger   string
+	PreTokens int64
+	Source    string
+}
+
+// ResumeInput is what a fresh session is told: the session's handoff (the
+// latest one, or one extracted on the spot), its compactions, its latest
+// requests, and what moved since the handoff was written.
+type ResumeInput struct {
+	Session string
+	Source  string // "claude" or "codex"
+	Project string
+	Branch  string
+	Handoff Doc
+	// Extracted is true when no handoff was written and Handoff was
+	// extracted from the latest messages now.
+	Extracted   bool
+	Compactions []CompactionNote
+	// Requests are the latest user requests, oldest first.
+	Requests []string
+	// Stale lists what changed since the handoff: branch, HEAD, files.
+	Stale []string
+}
+
+// UserRequests returns the last n requests the user typed in msgs, oldest
+// first: not meta lines, command caveats, compaction summaries, subagent
+// prompts or tool results.
+func UserRequests(msgs []compact.Message, n int) []string {
+	var out []string
+	for i := len(msgs) - 1; i >= 0 && len(out) < n; i-- {
+		m := msgs[i]
+		if m.Role != compact.RoleUser || m.Meta || m.CompactSummary || m.Sidechain {
+			continue
+		}
+		if r := userRequest(m.Text()); r != "" {
+			out = append(out, r)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// resumeLevel is how much beside the handoff a resume keeps: it gives up
+// the recent requests first, then detail in the other notes.
+type resumeLevel struct {
+	requests   int // how many requests, 0: none
+	requestMax int // runes of each
+	stale      int // how many staleness lines
+	history    bool
+}
+
+var resumeLevels = []resumeLevel{
+	{requests: maxRecentRequests, requestMax: 300, stale: 8, history: true},
+	{requests: 1, requestMax: 160, stale: 4, history: true},
+	{requests: 0, stale: 2, history: true},
+	{requests: 0, stale: 1, history: false},
+}
+
+// Resume renders the context a fresh session needs, within budget tokens as
+// count counts them (budget <= 0: DefaultResumeBudget; nil count: chars/4).
+// The handoff gets what the other notes leave; the task and next steps
+// survive any budget >= MinBudget.
+func Resume(in ResumeInput, budget int, count func(string) int) string {
+	if budget <= 0 {
+		budget = DefaultResumeBudget
+	}
+	if count == nil {
+		count = ApproxTokens
+	}
+	head := resumeHeader(in)
+	full := Render(in.Handoff, 1<<30, count)
+	fm := count(full) - count(stripFrontmatter(full))
+	for _, lv := range resumeLevels {
+		notes := resumeNotes(in, lv)
+		hb := budget - count(head+notes) - 2
+		for try := 0; try < 6 && hb > 0; try++ {
+			out := head + notes + stripFrontmatter(Render(in.Handoff, hb+fm, count))
+			over := count(out) - budget
+			if over <= 0 {
+				return out
+			}
+			hb -= over + 2
+		}
+	}
+	return emergencyResume(in, head, budget, count)
+}
+
+func resumeHeader(in ResumeInput) string {
+	var b strings.Builder
+	b.WriteString("# Resume\n\n")
+	fmt.Fprintf(&b, "Session %s", in.Session)
+	if in.Source != "" {
+		fmt.Fprintf(&b, " (%s)", in.Source)
+	}
+	if in.Project != "" {
+		fmt.Fprintf(&b, " · project %s", in.Project)
+	}
+	if in.Branch != "" {
+		fmt.Fprintf(&b, " · branch %s", in.Branch)
+	}
+	b.WriteString("\n")
+	switch {
+	case in.Extracted:
+		b.WriteString("No handoff was written for this session: the one below was extracted now from its latest messages.\n")
+	case in.Handoff.ID != 0:
+		fmt.Fprintf(&b, "Handoff %d, written %s (%s).\n", in.Handoff.ID, in.Handoff.CreatedAt.UTC().Format("2006-01-02 15:04 MST"), orNone(in.Handoff.Trigger))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "trigger unknown"
+	}
+	return s
+}
+
+func resumeNotes(in ResumeInput, lv resumeLevel) string {
+	var b strings.Builder
+	if n := min(lv.stale, len(in.Stale)); n > 0 {
+		b.WriteString("## Since the handoff\n")
+		for _, s := range in.Stale[:n] {
+			b.WriteString("- " + shorten(s, 300) + "\n")
+		}
+		if more := len(in.Stale) - n; more > 0 {
+			fmt.Fprintf(&b, "- … +%d more\n", more)
+		}
+		b.WriteString("\n")
+	}
+	if lv.history && len(in.Compactions) > 0 {
+		last := in.Compactions[len(in.Compactions)-1]
+		fmt.Fprintf(&b, "## Compactions\n%d so far; the last %s (%s", len(in.Compactions),
+			last.At.UTC().Format("2006-01-02 15:04 MST"), orNone(last.Trigger))
+		if last.PreTokens > 0 {
+			fmt.Fprintf(&b, ", %d tokens before", last.PreTokens)
+		}
+		b.WriteString(").\n\n")
+	}
+	if lv.requests > 0 && len(in.Requests) > 0 {
+		reqs := in.Requests[max(len(in.Requests)-lv.requests, 0):]
+		b.WriteString("## Recent requests\n")
+		for _, r := range reqs {
+			b.WriteString("- " + shorten(strings.Join(strings.Fields(r), " "), lv.requestMax) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// stripFrontmatter drops the handoff's frontmatter block: the resume
+// header already says whose handoff it is.
+func stripFrontmatter(md string) string {
+	if !strings.HasPrefix(md, "---\n") {
+		return md
+	}
+	if i := strings.Index(md[4:], "\n---\n"); i >= 0 {
+		return strings.TrimLeft(md[4+i+5:], "\n")
+	}
+	return md
+}
+
+// emergencyResume is the last resort for budgets too small for the
+// handoff's eight sections: the task and the next steps, shortened until
+// they fit.
+func emergencyResume(in ResumeInput, head string, budget int, count func(string) int) string {
+	task := in.Handoff.Task
+	next := in.Handoff.NextSteps
+	for limit := 600; ; limit = limit * 2 / 3 {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("## Task\n" + shorten(orDash(task), limit) + "\n\n## Next steps\n")
+		if len(next) == 0 {
+			b.WriteString("_none_\n")
+		}
+		for i, s := range next {
+			if i == 3 {
+				fmt.Fprintf(&b, "- … +%d more\n", len(next)-3)
+				break
+			}
+			b.WriteString("- " + shorten(s, limit/2) + "\n")
+		}
+		if out := b.String(); count(out) <= budget || limit < 8 {
+			return out
+		}
+	}
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "_none_"
+	}
+	return s
+}

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
+)
+
+// redactedPrefix starts every replacement, [REDACTED:<kind>] with kind the
+// id of the rule that found the secret (aws-access-token, github-pat,
+// generic-api-key, ...). A secret that contains it is a replacement found
+// again, and is left alone.
+const redactedPrefix = "[REDACTED:"
+
+// minGlobalSecret is the shortest secret replaced wherever it occurs in a
+// text; a shorter one (a URL's password "dev") is replaced only inside the
+// match that found it, so that other words are not mangled.
+const minGlobalSecret = 8
+
+// apply replaces the findings in text.
+func apply(text string, fs []finding) string {
+	for _, f := range fs {
+		token := redactedPrefix + f.kind + "]"
+		if len(f.secret) >= minGlobalSecret {
+			text = strings.ReplaceAll(text, f.secret, token)
+		} else if f.match != "" && strings.Contains(f.match, f.secret) {
+			text = strings.ReplaceAll(text, f.match, strings.Replace(f.match, f.secret, token, 1))
+		}
+	}
+	return text
+}
+
+// left reports whether any finding is still in text.
+func left(text string, fs []finding) bool {
+	for _, f := range fs {
+		if len(f.secret) >= minGlobalSecret && strings.Contains(text, f.secret) ||
+			len(f.secret) < minGlobalSecret && f.match != "" && strings.Contains(text, f.match) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redact returns text with every secret replaced by [REDACTED:<kind>], and
+// how many secrets it found. Only the secret is replaced, not the line
+// around it, so the rest stays searchable.
+func (r *Redactor) Redact(text string) (string, int) {
+	fs := r.find(text)
+	if len(fs) == 0 {
+		return text, 0
+	}
+	return apply(text, fs), len(fs)
+}
+
+// RedactMessage returns m with the secrets of its text, thinking, tool
+// inputs and tool results replaced, its search text (SearchText of the
+// result), and how many secrets it found. m itself is not changed. The
+// message is scanned once, as its search text, and the findings replaced
+// in each block; a secret that spans two blocks sends each block through
+// Redact on its own.
+func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, int) {
+	text := SearchText(m)
+	fs := r.find(text)
+	if len(fs) == 0 {
+		return m, text, 0
+	}
+	blocks := make([]compact.Block, len(m.Blocks))
+	copy(blocks, m.Blocks)
+	for i := range blocks {
+		blocks[i].Text = apply(blocks[i].Text, fs)
+		blocks[i].Input = apply(blocks[i].Input, fs)
+	}
+	m.Blocks = blocks
+	text = SearchText(m)
+	if left(text, fs) {
+		for i := range blocks {
+			blocks[i].Text, _ = r.Redact(blocks[i].Text)
+			blocks[i].Input, _ = r.Redact(blocks[i].Input)
+		}
+		text = SearchText(m)
+	}
+	return m, text, len(fs)
+}
+
+// redactStrings returns a copy of v (a struct, such as a handoff.Doc) with
+// Redact applied to every exported string in it, slices and nested structs
+// included, and how many secrets it found. v itself is not changed.
+func redactStrings[T any](r *Redactor, v T) (T, int) {
+	n := 0
+	var walk func(reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			if v.CanSet() {
+				if s, k := r.Redact(v.String()); k > 0 {
+					v.SetString(s)
+					n += k
+				}
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice:
+			if v.IsNil() || !v.CanSet() {
+				return
+			}
+			// A fresh backing array, so the caller's slice is not written.
+			c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(c, v)
+			for i := range c.Len() {
+				walk(c.Index(i))
+			}
+			v.Set(c)
+		}
+	}
+	walk(reflect.ValueOf(&v).Elem())
+	return v, n
+}
+
+// SetRedact turns the redaction of secrets on (the default) or off for
+// what this store writes from now on. Off, secrets are stored in plain
+// text: in the database, in its WAL and in the full-text index, where
+// search finds them, until `ledger redact --rescan` removes them.
+func (s *Store) SetRedact(on bool) { s.noRedact = !on }
+
+// redactor is the store's Redactor, or nil when redaction is off.
+func (s *Store) redactor() *Redactor {
+	if s.noRedact {
+		return nil
+	}
+	return &secrets
+}
+
+// RedactHandoff returns d with the secrets in its sections replaced (d is
+// not changed); with redaction off it returns d. Callers that render or
+// write a handoff before storing it (a --task typed on the command line
+// can carry a secret) redact it first; AddHandoff redacts again anyway.
+func (s *Store) RedactHandoff(d handoff.Doc) handoff.Doc {
+	if r := s.redactor(); r != nil {
+		d, _ = redactStrings(r, d)
+	}
+	return d
+}
