@@ -138,7 +138,9 @@ func readText(lines []string) string {
 	for i, l := range lines {
 		out[i] = strings.TrimPrefix(l, `\`)
 	}
-	return strings.Join(out, "\n")
+	// A line that was only a backslash is blank once unescaped: trimmed
+	// like the blank lines around the text (the renderer never writes one).
+	return strings.Join(trimBlank(out), "\n")
 }
 
 // readRawList returns a list section's items as written, without the

@@ -165,7 +165,7 @@ gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 			if app.cpuProfile == "" {
 				return nil
 			}
-			f, err := os.Create(app.cpuProfile)
+			f, err := os.OpenFile(app.cpuProfile, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 			if err != nil {
 				return fmt.Errorf("cpu profile: %w", err)
 			}
