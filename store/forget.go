@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"time"
 )
@@ -30,9 +31,25 @@ func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 	return f, err
 }
 
+// forget runs on a connection of its own with secure_delete on, so the
+// deleted rows' bytes are overwritten rather than left in free pages, and
+// ends with a checkpoint that truncates the WAL, where the old pages would
+// otherwise linger. (The pragma stays with this connection, which is closed
+// rather than returned to the pool.)
 func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
 	f := Forgotten{SessionID: sessionID, HandoffFiles: []string{}}
-	tx, err := s.db.BeginTxx(ctx, nil)
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return f, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close()
+	defer conn.Raw(func(any) error { return driver.ErrBadConn }) // never reused: it has secure_delete on
+	if !dryRun {
+		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+			return f, fmt.Errorf("secure delete: %w", err)
+		}
+	}
+	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
 		return f, fmt.Errorf("begin: %w", err)
 	}
@@ -72,5 +89,8 @@ func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 	if err := tx.Commit(); err != nil {
 		return f, fmt.Errorf("commit forget: %w", err)
 	}
+	// A reader holding an old snapshot keeps the checkpoint from finishing;
+	// the WAL is then truncated by the next checkpoint instead.
+	conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	return f, nil
 }

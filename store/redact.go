@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/agentledger/ledger/compact"
@@ -19,25 +21,51 @@ const redactedPrefix = "[REDACTED:"
 // match that found it, so that other words are not mangled.
 const minGlobalSecret = 8
 
-// apply replaces the findings in text.
+// apply replaces the findings in text, as they are and as they appear
+// inside a JSON string (a tool input is raw JSON).
 func apply(text string, fs []finding) string {
 	for _, f := range fs {
 		token := redactedPrefix + f.kind + "]"
-		if len(f.secret) >= minGlobalSecret {
-			text = strings.ReplaceAll(text, f.secret, token)
-		} else if f.match != "" && strings.Contains(f.match, f.secret) {
-			text = strings.ReplaceAll(text, f.match, strings.Replace(f.match, f.secret, token, 1))
+		for _, v := range f.forms() {
+			if len(f.secret) >= minGlobalSecret {
+				text = strings.ReplaceAll(text, v.secret, token)
+			} else if v.match != "" && strings.Contains(v.match, v.secret) {
+				text = strings.ReplaceAll(text, v.match, strings.Replace(v.match, v.secret, token, 1))
+			}
 		}
 	}
 	return text
 }
 
+// forms is the finding as found and, when it differs, JSON-escaped.
+func (f finding) forms() []finding {
+	es, em := jsonEscape(f.secret), jsonEscape(f.match)
+	if es == f.secret && em == f.match {
+		return []finding{f}
+	}
+	return []finding{f, {kind: f.kind, secret: es, match: em}}
+}
+
+func jsonEscape(s string) string {
+	if !strings.ContainsAny(s, "\"\\\n\r\t") {
+		return s
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
 // left reports whether any finding is still in text.
 func left(text string, fs []finding) bool {
 	for _, f := range fs {
-		if len(f.secret) >= minGlobalSecret && strings.Contains(text, f.secret) ||
-			len(f.secret) < minGlobalSecret && f.match != "" && strings.Contains(text, f.match) {
-			return true
+		for _, v := range f.forms() {
+			if len(v.secret) >= minGlobalSecret && strings.Contains(text, v.secret) ||
+				len(f.secret) < minGlobalSecret && v.match != "" && strings.Contains(text, v.match) {
+				return true
+			}
 		}
 	}
 	return false
@@ -54,15 +82,26 @@ func (r *Redactor) Redact(text string) (string, int) {
 	return apply(text, fs), len(fs)
 }
 
+// redactInput redacts a tool input (raw JSON) as RedactMessage does.
+func (r *Redactor) redactInput(input string) string {
+	fs := r.find(input + decodedInput(input))
+	return apply(input, fs)
+}
+
 // RedactMessage returns m with the secrets of its text, thinking, tool
 // inputs and tool results replaced, its search text (SearchText of the
-// result), and how many secrets it found. m itself is not changed. The
-// message is scanned once, as its search text, and the findings replaced
-// in each block; a secret that spans two blocks sends each block through
-// Redact on its own.
+// result), and how many secrets it found. m itself is not changed.
+//
+// The message is scanned once, as its search text plus the decoded
+// strings of its tool inputs, and the findings replaced in each block. A
+// tool input is raw JSON: a file written through it has its quotes escaped
+// (const apiKey = \"...\"), and gitleaks' rules that read the name a
+// value is assigned to do not see through the escapes; decoded, they do. A
+// secret that spans two blocks sends each block through the scan on its
+// own.
 func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, int) {
 	text := SearchText(m)
-	fs := r.find(text)
+	fs := r.find(text + decodedInputs(m))
 	if len(fs) == 0 {
 		return m, text, 0
 	}
@@ -77,11 +116,60 @@ func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, in
 	if left(text, fs) {
 		for i := range blocks {
 			blocks[i].Text, _ = r.Redact(blocks[i].Text)
-			blocks[i].Input, _ = r.Redact(blocks[i].Input)
+			blocks[i].Input = r.redactInput(blocks[i].Input)
 		}
 		text = SearchText(m)
 	}
 	return m, text, len(fs)
+}
+
+// decodedInputs is the decoded strings of the message's tool inputs that
+// hold escapes, one "name: value" per line, after a newline; "" if none.
+func decodedInputs(m compact.Message) string {
+	var sb strings.Builder
+	for _, b := range m.Blocks {
+		if b.Kind == compact.BlockToolUse {
+			sb.WriteString(decodedInput(b.Input))
+		}
+	}
+	return sb.String()
+}
+
+func decodedInput(input string) string {
+	if !strings.Contains(input, `\`) {
+		return ""
+	}
+	var v any
+	if json.Unmarshal([]byte(input), &v) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	var walk func(name string, v any)
+	walk = func(name string, v any) {
+		switch v := v.(type) {
+		case string:
+			sb.WriteString("\n")
+			if name != "" {
+				sb.WriteString(name + ": ")
+			}
+			sb.WriteString(v)
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys) // the same scan, and so the same result, every time
+			for _, k := range keys {
+				walk(k, v[k])
+			}
+		case []any:
+			for _, x := range v {
+				walk(name, x)
+			}
+		}
+	}
+	walk("", v)
+	return sb.String()
 }
 
 // redactStrings returns a copy of v (a struct, such as a handoff.Doc) with

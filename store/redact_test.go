@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/viper"
+	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 
 	"github.com/agentledger/ledger/compact"
@@ -151,6 +155,16 @@ func TestRedactMessageKeepsJSON(t *testing.T) {
 	if m.Blocks[1].Input != input {
 		t.Error("RedactMessage changed the caller's message")
 	}
+
+	// A file written through a tool input has its quotes escaped; the
+	// assignment is still seen.
+	const key = "Zq8vLw2pXr0Tm2Kc5Wn8Yp1Gd4Fs6Ju"
+	write := `{"file_path":"/src/app/config.js","content":"export const apiKey = \"` + key + `\";\n"}`
+	m.Blocks = []compact.Block{{Kind: compact.BlockToolUse, ToolName: "Write", Input: write}}
+	red, text, _ = secrets.RedactMessage(m)
+	if strings.Contains(red.Blocks[0].Input, key) || strings.Contains(text, key) || !json.Valid([]byte(red.Blocks[0].Input)) {
+		t.Errorf("escaped assignment not redacted: %s", red.Blocks[0].Input)
+	}
 }
 
 func TestWriterRedactsAndSetRedact(t *testing.T) {
@@ -249,7 +263,11 @@ func referenceFindings(t testing.TB, d *detect.Detector, text string) []string {
 
 func referenceDetector(t testing.TB) *detect.Detector {
 	t.Helper()
-	cfg, err := defaultRules()
+	vc, err := defaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := vc.Translate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,6 +312,7 @@ func fidelityTexts(t testing.TB) []string {
 			texts = append(texts, fmt.Sprintf(form, sd.value))
 		}
 	}
+	texts = append(texts, assignments(1000)...)
 	if dir := corpusPath(); dir != "" {
 		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 			if err == nil && strings.HasSuffix(p, ".jsonl") {
@@ -310,9 +329,44 @@ func fidelityTexts(t testing.TB) []string {
 	return texts
 }
 
+// assignments are random values, of random length and alphabet, assigned
+// to names like the generic rule's in the syntaxes of code, config and
+// prose: the shortcuts of the engine (probe, operator and entropy checks)
+// must keep every finding gitleaks makes.
+func assignments(n int) []string {
+	rnd := rand.New(rand.NewPCG(11, 13))
+	names := []string{"api_key", "API_TOKEN", "secret", "db_password", "authToken", "access-key", "client.secret",
+		"x-api-key", "passwd", "credentials", "my_key_2", "token"}
+	ops := []string{"=", ": ", " = ", ":=", " => ", "||", "?=", ", ", ":\n  ", "=\"", ": '", "= `", "::="}
+	alphabets := []string{"abcdef0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", "abc123._-="}
+	ends := []string{"", "\n", "\"", "'", ";", " ", ".", ",", ")", "\\n"}
+	var out []string
+	for range n {
+		al := alphabets[rnd.IntN(len(alphabets))]
+		v := make([]byte, 6+rnd.IntN(50))
+		for i := range v {
+			v[i] = al[rnd.IntN(len(al))]
+		}
+		out = append(out, names[rnd.IntN(len(names))]+ops[rnd.IntN(len(ops))]+string(v)+ends[rnd.IntN(len(ends))])
+	}
+	return append(out, strings.Join(out, "\n"))
+}
+
 func transcriptTexts(t testing.TB, r interface {
 	Read([]byte) (int, error)
 }) []string {
+	t.Helper()
+	var out []string
+	for _, m := range transcriptMessages(t, r) {
+		out = append(out, SearchText(m))
+	}
+	return out
+}
+
+func transcriptMessages(t testing.TB, r interface {
+	Read([]byte) (int, error)
+}) []compact.Message {
 	t.Helper()
 	var b bytes.Buffer
 	if _, err := b.ReadFrom(r); err != nil {
@@ -323,10 +377,10 @@ func transcriptTexts(t testing.TB, r interface {
 		return nil
 	}
 	st := transcript.State{Format: format}
-	var out []string
+	var out []compact.Message
 	transcript.Read(context.Background(), &b, &st, 0, 1, func(r transcript.Record) error {
 		if r.Message != nil {
-			out = append(out, SearchText(*r.Message))
+			out = append(out, *r.Message)
 		}
 		return nil
 	})
@@ -411,8 +465,7 @@ func TestRedactCorpusFalsePositives(t *testing.T) {
 		}
 		t.Skip("corpus not found: set LEDGER_CORPUS to run this test")
 	}
-	var texts []string
-	var size int
+	var msgs []compact.Message
 	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".jsonl") {
 			f, err := os.Open(p)
@@ -420,18 +473,19 @@ func TestRedactCorpusFalsePositives(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			for _, s := range transcriptTexts(t, f) {
-				texts = append(texts, s)
-				size += len(s)
-			}
+			msgs = append(msgs, transcriptMessages(t, f)...)
 		}
 		return nil
 	})
 	byKind := map[string]int{}
-	for _, text := range texts {
+	size := 0
+	for _, m := range msgs {
+		// As ingest scans a message: its search text and decoded inputs.
+		text := SearchText(m) + decodedInputs(m)
+		size += len(text)
 		for _, f := range secrets.find(text) {
 			byKind[f.kind]++
-			i := strings.Index(text, f.match)
+			i := max(0, strings.Index(text, f.match))
 			t.Logf("%s: %q in %q", f.kind, f.secret, text[max(0, i-60):min(len(text), i+len(f.match)+20)])
 		}
 	}
@@ -442,11 +496,89 @@ func TestRedactCorpusFalsePositives(t *testing.T) {
 		n += c
 	}
 	sort.Strings(kinds)
-	t.Logf("corpus: %d messages, %.1f MB of text: %d findings %v", len(texts), float64(size)/1e6, n, kinds)
+	t.Logf("corpus: %d messages, %.1f MB of text: %d findings %v", len(msgs), float64(size)/1e6, n, kinds)
 	// Inspected by hand: see the README. More than a handful means a rule
 	// or the engine got noisier.
 	if n > 10 {
 		t.Errorf("%d findings in the sanitized corpus, want at most 10", n)
+	}
+}
+
+func TestMaxMatchBytes(t *testing.T) {
+	tests := []struct {
+		re   string
+		want int
+	}{
+		{`abc`, 3},
+		{`a{2,5}`, 5},
+		{`[a-z]+`, -1},
+		{`x*`, -1},
+		{`(?i)k`, 3}, // K, k and the Kelvin sign
+		{`\b(AKIA[A-Z2-7]{16})\b`, 20},
+		{`.`, 4},
+		{`[^\s]{2}`, 8},
+		{`(?:ab|cde)?f$`, 4},
+	}
+	for _, tc := range tests {
+		if got, err := maxMatchBytes(tc.re); err != nil || got != tc.want {
+			t.Errorf("maxMatchBytes(%q) = %d, %v; want %d", tc.re, got, err, tc.want)
+		}
+	}
+}
+
+// TestSecretRulesDecode checks that go-toml reads gitleaks' rule set as
+// the viper gitleaks uses does.
+func TestSecretRulesDecode(t *testing.T) {
+	got, err := defaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		t.Fatal(err)
+	}
+	var want config.ViperConfig
+	if err := v.Unmarshal(&want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rules) < 200 || !reflect.DeepEqual(got, want) {
+		t.Errorf("go-toml and viper decode gitleaks' rules differently (%d rules, %d)", len(got.Rules), len(want.Rules))
+	}
+}
+
+// TestEveryRuleCompiles compiles every rule (find compiles a rule on its
+// first keyword), and checks the secrets in what it compiles are not
+// compiled by merely loading.
+func TestEveryRuleCompiles(t *testing.T) {
+	var r Redactor
+	r.load()
+	for i := range r.rules {
+		if r.rules[i].rule.Regex != nil {
+			t.Fatalf("rule %s compiled before its first use", r.rules[i].id)
+		}
+	}
+	for i := range r.rules {
+		rs := r.rules[i]
+		rs.ready()
+		if rs.rule.Regex == nil || rs.before <= 0 || rs.after <= 0 {
+			t.Errorf("rule %s: regexp %v, window %d..%d", rs.id, rs.rule.Regex, rs.before, rs.after)
+		}
+		if _, ok := probes[rs.id]; ok != (rs.probe != nil) {
+			t.Errorf("rule %s: probe %v", rs.id, rs.probe)
+		}
+	}
+	if len(r.rules) < 200 {
+		t.Errorf("%d rules, want the ~210 of gitleaks' that read text, and ledger's", len(r.rules))
+	}
+	for id := range probes {
+		found := false
+		for i := range r.rules {
+			found = found || r.rules[i].id == id
+		}
+		if !found {
+			t.Errorf("probe for %s, a rule that is not there", id)
+		}
 	}
 }
 
@@ -469,6 +601,38 @@ func BenchmarkRedact(b *testing.B) {
 		for _, s := range texts {
 			secrets.Redact(s)
 		}
+	}
+}
+
+// BenchmarkRedactHard measures texts that defeat the engine's shortcuts: a
+// long token full of a keyword, a base64 blob, minified JSON dense with
+// assignments. They must stay linear.
+func BenchmarkRedactHard(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const b64 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"
+	random := func(n int) string {
+		s := make([]byte, n)
+		for i := range s {
+			s[i] = b64[rnd.IntN(len(b64))]
+		}
+		return string(s)
+	}
+	var minified strings.Builder
+	for i := 0; minified.Len() < 1<<20; i++ {
+		fmt.Fprintf(&minified, `{"id":%d,"key":"item-%d","token":false,"name":"n%d"},`, i, i, i)
+	}
+	for _, tc := range []struct{ name, text string }{
+		{"long-token", strings.Repeat("eyJ", 1<<18)},
+		{"base64", random(1 << 20)},
+		{"minified-json", minified.String()},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			secrets.load()
+			b.SetBytes(int64(len(tc.text)))
+			for b.Loop() {
+				secrets.Redact(tc.text)
+			}
+		})
 	}
 }
 

@@ -135,21 +135,32 @@ func (r *Redactor) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 	}
 	changed, found := 0, 0
 	for _, row := range rows {
-		text, n := r.Redact(row.Text)
-		blocks := row.Blocks
-		if blocks.Valid {
-			var bs []compact.Block
-			if err := json.Unmarshal([]byte(blocks.String), &bs); err == nil {
-				m, _, k := r.RedactMessage(compact.Message{Blocks: bs})
-				if k > 0 {
-					b, err := json.Marshal(m.Blocks)
-					if err != nil {
-						return nil, 0, 0, err
-					}
-					blocks.String, n = string(b), n+k
+		text, blocks, n := row.Text, row.Blocks, 0
+		var bs []compact.Block
+		if blocks.Valid && json.Unmarshal([]byte(blocks.String), &bs) == nil {
+			// As ingest does: the message scanned whole, tool inputs
+			// decoded, and its search text made from the redacted blocks.
+			orig := compact.Message{Blocks: bs}
+			m, search, k := r.RedactMessage(orig)
+			if k > 0 {
+				b, err := json.Marshal(m.Blocks)
+				if err != nil {
+					return nil, 0, 0, err
 				}
-			} else if s, k := r.Redact(blocks.String); k > 0 {
-				blocks.String, n = s, n+k
+				blocks.String = string(b)
+			}
+			if row.Text == SearchText(orig) {
+				text, n = search, k
+			} else {
+				text, n = r.Redact(row.Text)
+				n += k
+			}
+		} else {
+			var k int
+			text, n = r.Redact(row.Text)
+			if blocks.Valid {
+				blocks.String, k = r.Redact(blocks.String)
+				n += k
 			}
 		}
 		if text == row.Text && blocks == row.Blocks {

@@ -3,13 +3,16 @@ package store
 import (
 	"fmt"
 	"math"
+	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
+	toml "github.com/pelletier/go-toml/v2"
 	"github.com/rs/zerolog"
-	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/logging"
 	"github.com/zricethezav/gitleaks/v8/regexp"
@@ -20,9 +23,12 @@ import (
 // allowlists and stopwords) plus the few of ledger's own in ledgerRules.
 // It is safe for concurrent use.
 //
-// The rules are compiled on the first text to scan, once per process:
-// compiling costs ~30 ms, too much for the commands that run at every
-// agent session start (version, resume, search), which never scan.
+// Nothing is compiled until the first text to scan, and then only what
+// that text needs: the rule set is read (~4 ms) and each rule's regexp is
+// compiled when one of its keywords first occurs. Compiling all of them
+// costs ~25 ms, too much for the commands that run at every agent session
+// start (version, resume, search), which never scan, and for the hooks
+// that ingest a few new lines after every tool call.
 //
 // The rules are gitleaks', the engine is ledger's. gitleaks gates a rule on
 // its keywords appearing anywhere in a text, then runs the rule's regexp
@@ -30,50 +36,66 @@ import (
 // token, auth, api, ...), and Go's regexp runs that rule at ~1 MB/s: it
 // would make ingest 20 times slower. Here a rule runs only on windows
 // around the occurrences of its own keywords (a rule's match contains its
-// keyword), and the rules whose keywords are common words first check, at
-// the occurrence, a cheap anchored probe that every match passes. Inside a
-// window a rule decides as in gitleaks (detect.Detector.detectRule): its
-// regexp, secret group, entropy, then the global and the rule's
-// allowlists. A test checks that both find the same secrets. (gitleaks'
-// detect package is not imported: its dependencies, archive readers
-// among them, cost ~2 ms at every start of the binary.)
+// keyword), sized from the longest match its regexp allows, and the rules
+// whose keywords are common words first check, at the occurrence, a cheap
+// anchored probe that every match passes. Inside a window a rule decides
+// as in gitleaks (detect.Detector.detectRule): its regexp, secret group,
+// entropy, then the global and the rule's allowlists. A test checks that
+// both find the same secrets. (gitleaks' detect package is not imported:
+// its dependencies, archive readers among them, cost ~2 ms at every start
+// of the binary.)
+//
+// The zero value is ready to use. Stores share one Redactor, so that a
+// process compiles the rules at most once.
 type Redactor struct {
 	once     sync.Once
 	loaded   atomic.Bool
-	rules    []ruleScan
+	rules    []*ruleScan
 	global   []*config.Allowlist
 	keywords keywordIndex
-	byKW     [][]int // rules (indexes into rules) by keyword number
+	kwIndex  map[string]int // keyword number by keyword
+	byKW     [][]int        // rules (indexes into rules) by keyword number
 }
 
 // ruleScan is one rule as the Redactor runs it.
 type ruleScan struct {
-	rule config.Rule
+	id string
+	// compile builds the rule; ready runs it once, on first use.
+	compile func() (config.Rule, error)
+	once    sync.Once
+	rule    config.Rule
 	// probe, when set, must match at a keyword occurrence for a window to
 	// be scanned there; minToken, opWithin and near are cheaper checks
 	// made first (see probeSpec).
-	probe    *regexp.Regexp
-	minToken int
-	opWithin int // a semi-generic rule's operator starts this close after the keyword
-	near     []string
+	probe     *regexp.Regexp
+	minToken  int
+	opWithin  int  // a semi-generic rule's operator starts this close after the keyword
+	derived   bool // the probe is the rule's regexp without its prefix: same groups
+	near      []string
+	nearFold  []string
+	wordStart bool
 	// before and after bound the window around an occurrence (after counts
 	// from the end of the keyword, or of the probe match); lineSlack is
 	// how far the window may grow to reach a line's start and end.
 	before, after, lineSlack int
+	// exact says every match lies strictly inside the window as sized (the
+	// rule's matches are bounded, or its probe ends where they do): the
+	// window needs no growing to keep a token whole, and a match that
+	// touches a cut edge is an artefact of the cut (see detect).
+	exact bool
 }
 
 // secrets is the process's Redactor: every store shares its compiled rules.
 var secrets Redactor
 
-// SecretRulesLoaded reports whether this process has compiled the secret
+// SecretRulesLoaded reports whether this process has loaded the secret
 // rules. Commands that only read (version, search, resume) never do.
 func SecretRulesLoaded() bool { return secrets.loaded.Load() }
 
-// Window sizes around a keyword occurrence. A rule's match starts at most
-// ~90 bytes before its keyword (gitleaks' semi-generic rules allow a
-// 50-character prefix, then the name, then the assignment) and its bounded
-// parts end within a few hundred bytes after; unbounded ones (JWTs, base64)
-// are kept whole by never cutting a window inside a token.
+// Window sizes around a keyword occurrence for the rules whose matches are
+// unbounded (JWTs, base64, curl command lines, private key blocks): their
+// bounded parts lie within a few hundred bytes of the keyword, and the
+// window then grows to whole lines and never cuts a token.
 const (
 	windowBefore = 512
 	windowAfter  = 1024
@@ -86,8 +108,10 @@ const (
 const semiGenericPrefix = `(?i)[\w.-]{0,50}?`
 
 // probeSpec is the anchored check of a rule whose keywords are common in
-// transcripts (key, token, ey, s., sk, test_, ://): a necessary condition
-// at a keyword occurrence for the rule to match there.
+// transcripts (key, token, ey, s., sk, test_, curl, ://): a necessary
+// condition at a keyword occurrence for the rule to match there. A probe
+// may be looser than the rule, never stricter; the fidelity test against
+// gitleaks' detector checks that.
 type probeSpec struct {
 	// re must match at the keyword; "derive" means the rule's own regex
 	// without semiGenericPrefix, exact for semi-generic rules whose name
@@ -98,26 +122,29 @@ type probeSpec struct {
 	// check before the regex.
 	minToken int
 	// near, when set, lists strings one of which must follow the keyword
-	// within the window (a curl command's -u or -H).
-	near []string
+	// within the window (a curl command's -u or -H); nearFold likewise,
+	// in any case (the header's name).
+	near, nearFold []string
+	// wordStart says the rule's regex has \b before the keyword: an
+	// occurrence inside a word ("eyJeyJ...") cannot start a match, and
+	// skipping it keeps a long token from being probed at every byte.
+	wordStart bool
 }
 
 var probes = map[string]probeSpec{
 	"generic-api-key":                    {re: "derive"},
-	"hashicorp-tf-password":              {re: "derive"},
-	"jwt":                                {re: `^ey[a-zA-Z0-9]{17,}\.ey`, minToken: 22},
-	"vault-service-token":                {re: `^(?:hvs\.[\w-]{90}|s\.[a-zA-Z0-9]{24})`, minToken: 26},
+	"jwt":                                {re: `^ey[a-zA-Z0-9]{17,}\.ey`, minToken: 22, wordStart: true},
+	"vault-service-token":                {re: `^(?:hvs\.[\w-]{90}|s\.[a-zA-Z0-9]{24})`, minToken: 26, wordStart: true},
 	"lob-api-key":                        {re: `^(?i)(?:live|test)_[a-f0-9]{35}`, minToken: 40},
 	"lob-pub-api-key":                    {re: `^(?i)(?:(?:live|test)_pub|_pub)_[a-f0-9]{31}`, minToken: 36},
 	"gocardless-api-token":               {re: `^(?i)(?:gocardless|live_[a-z0-9\-_=]{40})`},
-	"authress-service-client-access-key": {re: `^(?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.`, minToken: 13},
-	"sendgrid-api-token":                 {re: `^(?i)sg\.[a-z0-9=_\-\.]{66}`, minToken: 69},
+	"authress-service-client-access-key": {re: `^(?:sc|ext|scauth|authress)_(?i)[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.`, minToken: 13, wordStart: true},
+	"sendgrid-api-token":                 {re: `^(?i)sg\.[a-z0-9=_\-\.]{66}`, minToken: 69, wordStart: true},
 	"twilio-api-key":                     {re: `^SK[0-9a-fA-F]{32}`, minToken: 34},
-	"octopus-deploy-api-key":             {re: `^API-[A-Z0-9]{26}`, minToken: 30},
-	"freemius-secret-key":                {re: `^(?i)secret_key["']\s*=>`},
-	"curl-auth-user":                     {re: `^(?i)curl`, near: []string{"-u"}},
-	"curl-auth-header":                   {re: `^(?i)curl`, near: []string{"-H", "--header"}},
-	"url-credentials":                    {re: `^://[^\s:@/?#'"\x60<>\\]+:[^\s@/?#'"\x60<>\\]+@`},
+	"octopus-deploy-api-key":             {re: `^API-[A-Z0-9]{26}`, minToken: 30, wordStart: true},
+	"curl-auth-user":                     {re: `^(?i)curl`, near: []string{"-u"}, wordStart: true},
+	"curl-auth-header":                   {re: `^(?i)curl`, near: []string{"-H", "--header"}, nearFold: []string{"auth", "key", "token"}, wordStart: true},
+	"url-credentials":                    {re: `^://[^\s:@/?#'"\x60<>\\]{1,128}:[^\s@/?#'"\x60<>\\]{1,128}@`},
 }
 
 // semiGenericOperator follows the name in every semi-generic rule: up to
@@ -147,7 +174,7 @@ func ledgerRules() ([]config.Rule, error) {
 		{
 			RuleID:      "url-credentials",
 			Description: "A password in the userinfo of a URL.",
-			Regex:       regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s:@/?#'"\x60<>\\]+:([^\s@/?#'"\x60<>\\]+)@[a-z0-9\[]`),
+			Regex:       regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,31}://[^\s:@/?#'"\x60<>\\]{1,128}:([^\s@/?#'"\x60<>\\]{1,128})@[a-z0-9\[]`),
 			SecretGroup: 1,
 			Keywords:    []string{"://"},
 			Allowlists:  []*config.Allowlist{placeholders},
@@ -175,24 +202,16 @@ const (
 	proseTerminator    = `(?:[\x60'"\s;.,:!?)\]}>&|<]|\\[nr]|$)`
 )
 
-func relaxTerminators(rules map[string]config.Rule) error {
-	for id, rule := range rules {
-		if rule.Regex == nil || strings.Contains(id, "generic") || !strings.Contains(rule.Regex.String(), gitleaksTerminator) {
-			continue
-		}
-		re, err := compileProbe(strings.ReplaceAll(rule.Regex.String(), gitleaksTerminator, proseTerminator))
-		if err != nil {
-			return fmt.Errorf("rule %s: %w", id, err)
-		}
-		rule.Regex = re
-		rules[id] = rule
+func relaxTerminators(id, src string) string {
+	if strings.Contains(id, "generic") {
+		return src
 	}
-	return nil
+	return strings.ReplaceAll(src, gitleaksTerminator, proseTerminator)
 }
 
-// load compiles the rules. It panics if they do not compile, as
-// regexp.MustCompile would: they are fixed at build time and covered by
-// the tests.
+// load reads the rule set, once. It panics if it does not load, as
+// regexp.MustCompile would: it is fixed at build time and covered by the
+// tests.
 func (r *Redactor) load() {
 	r.once.Do(func() {
 		if err := r.compile(); err != nil {
@@ -202,103 +221,269 @@ func (r *Redactor) load() {
 	})
 }
 
-// defaultRules reads gitleaks' default configuration, as
-// detect.NewDetectorDefaultConfig does but with a viper of its own.
-func defaultRules() (config.Config, error) {
-	// gitleaks logs to stderr at info level; ledger's stderr is the user's.
-	logging.Logger = zerolog.Nop()
-	v := viper.New()
-	v.SetConfigType("toml")
-	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
-		return config.Config{}, err
-	}
+// defaultRules reads gitleaks' default rule set, uncompiled. gitleaks
+// reads it with viper; go-toml, which viper uses underneath, decodes the
+// same (a test checks) in a tenth of the time.
+func defaultRules() (config.ViperConfig, error) {
 	var vc config.ViperConfig
-	if err := v.Unmarshal(&vc); err != nil {
-		return config.Config{}, err
-	}
-	return vc.Translate()
+	err := toml.Unmarshal([]byte(config.DefaultConfig), &vc)
+	return vc, err
 }
 
+// compile reads the rule set and indexes the rules' keywords; each rule's
+// regexp waits for its first use (ruleScan.ready).
 func (r *Redactor) compile() error {
-	cfg, err := defaultRules()
+	// gitleaks logs to stderr at info level; ledger's stderr is the user's.
+	logging.Logger = zerolog.Nop()
+	vc, err := defaultRules()
 	if err != nil {
 		return err
+	}
+	global, err := (&config.ViperConfig{AllowList: vc.AllowList, Allowlists: vc.Allowlists}).Translate()
+	if err != nil {
+		return err
+	}
+	r.global = global.Allowlists
+	sort.Slice(vc.Rules, func(i, j int) bool { return vc.Rules[i].ID < vc.Rules[j].ID })
+	for _, vr := range vc.Rules {
+		// Rules that need a file path (*.tf, *.yaml, *.p12, ...) never
+		// match text without one, in gitleaks either; composite rules
+		// (none in the default set) are not supported.
+		if vr.Regex == "" || vr.Path != "" || len(vr.Keywords) == 0 || len(vr.Required) > 0 || vr.SkipReport {
+			continue
+		}
+		lineTarget := false
+		for _, a := range append(vr.Allowlists, vr.AllowList) {
+			lineTarget = lineTarget || a != nil && a.RegexTarget == "line"
+		}
+		r.add(vr.ID, vr.Keywords, lineTarget, func() (config.Rule, error) {
+			// gitleaks' Translate, for one rule, but without validating
+			// the allowlists: that builds an Aho-Corasick trie of their
+			// stopwords, 16 ms for the generic rule's 1,500. Unbuilt, the
+			// allowlist checks them in a loop, which runs only for the
+			// rare match that passes the regexp and the entropy check.
+			re, err := compileRegexp(relaxTerminators(vr.ID, vr.Regex))
+			if err != nil {
+				return config.Rule{}, err
+			}
+			rule := config.Rule{RuleID: vr.ID, Description: vr.Description, Regex: re, SecretGroup: vr.SecretGroup,
+				Entropy: vr.Entropy, Tags: vr.Tags}
+			for _, k := range vr.Keywords {
+				rule.Keywords = append(rule.Keywords, strings.ToLower(k))
+			}
+			if rule.SecretGroup > re.NumSubexp() {
+				return config.Rule{}, fmt.Errorf("secret group %d of %d", rule.SecretGroup, re.NumSubexp())
+			}
+			lists := vr.Allowlists
+			if vr.AllowList != nil {
+				lists = append(lists[:len(lists):len(lists)], vr.AllowList)
+			}
+			for _, a := range lists {
+				al := &config.Allowlist{Description: a.Description, Commits: a.Commits, RegexTarget: a.RegexTarget}
+				switch strings.ToUpper(a.Condition) {
+				case "AND", "&&":
+					al.MatchCondition = config.AllowlistMatchAnd
+				case "", "OR", "||":
+				default:
+					return config.Rule{}, fmt.Errorf("allowlist condition %q", a.Condition)
+				}
+				switch a.RegexTarget {
+				case "secret":
+					al.RegexTarget = ""
+				case "", "match", "line":
+				default:
+					return config.Rule{}, fmt.Errorf("allowlist regexTarget %q", a.RegexTarget)
+				}
+				for _, src := range a.Regexes {
+					re, err := compileRegexp(src)
+					if err != nil {
+						return config.Rule{}, err
+					}
+					al.Regexes = append(al.Regexes, re)
+				}
+				for _, src := range a.Paths {
+					re, err := compileRegexp(src)
+					if err != nil {
+						return config.Rule{}, err
+					}
+					al.Paths = append(al.Paths, re)
+				}
+				for _, w := range a.StopWords {
+					al.StopWords = append(al.StopWords, strings.ToLower(w))
+				}
+				rule.Allowlists = append(rule.Allowlists, al)
+			}
+			return rule, nil
+		})
 	}
 	own, err := ledgerRules()
 	if err != nil {
 		return err
 	}
 	for _, rule := range own {
-		cfg.Rules[rule.RuleID] = rule
+		r.add(rule.RuleID, rule.Keywords, false, func() (config.Rule, error) { return rule, nil })
 	}
-	r.global = cfg.Allowlists
-	if err := relaxTerminators(cfg.Rules); err != nil {
-		return err
+	words := make([]string, len(r.kwIndex))
+	for w, n := range r.kwIndex {
+		words[n] = w
 	}
-	ids := make([]string, 0, len(cfg.Rules))
-	for id := range cfg.Rules {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	var keywords []string
-	kwIndex := map[string]int{}
-	for _, id := range ids {
-		rule := cfg.Rules[id]
-		// Rules that need a file path (*.tf, *.yaml, *.p12, ...) never
-		// match text without one, in gitleaks either; composite rules
-		// (none in the default set) are not supported.
-		if rule.Regex == nil || rule.Path != nil || len(rule.Keywords) == 0 || len(rule.RequiredRules) > 0 || rule.SkipReport {
-			continue
-		}
-		rs := ruleScan{rule: rule, before: windowBefore, after: windowAfter, lineSlack: lineSlack}
-		if spec, ok := probes[id]; ok {
-			src := spec.re
-			if src == "derive" {
-				rest, found := strings.CutPrefix(rule.Regex.String(), semiGenericPrefix)
-				if !found || !strings.Contains(rest, ")"+semiGenericOperator) {
-					return fmt.Errorf("rule %s is no longer semi-generic", id)
-				}
-				src = "^(?i)" + rest
-				// The match starts at most 50 bytes before the name, and
-				// the probe match covers the rest of it.
-				rs.before, rs.after, rs.lineSlack = 64, 8, 256
-				rs.opWithin = 20 + 3 + 1
-			} else if len(spec.near) == 0 {
-				// The probe matches the secret's shape (or the name it is
-				// assigned to): the match starts at most ~90 bytes before
-				// the keyword and its bounded parts end within ~160 after
-				// the probe; no allowlist of these rules reads the line.
-				rs.before, rs.after, rs.lineSlack = 128, 192, 0
-			}
-			rs.minToken, rs.near = spec.minToken, spec.near
-			if rs.probe, err = compileProbe(src); err != nil {
-				return fmt.Errorf("probe of %s: %w", id, err)
-			}
-		}
-		if id == "private-key" {
-			rs.after = 16 << 10 // the block: a 8192-bit RSA key is ~6.5 KB
-		}
-		for _, k := range rule.Keywords {
-			k = strings.ToLower(k)
-			if len(k) < 2 {
-				return fmt.Errorf("rule %s: keyword %q is shorter than 2 bytes", id, k)
-			}
-			n, ok := kwIndex[k]
-			if !ok {
-				n = len(keywords)
-				kwIndex[k] = n
-				keywords = append(keywords, k)
-				r.byKW = append(r.byKW, nil)
-			}
-			r.byKW[n] = append(r.byKW[n], len(r.rules))
-		}
-		r.rules = append(r.rules, rs)
-	}
-	r.keywords = newKeywordIndex(keywords)
+	r.keywords = newKeywordIndex(words)
 	return nil
 }
 
-func compileProbe(src string) (p *regexp.Regexp, err error) {
+// add registers a rule under its keywords, with the checks of its probe.
+func (r *Redactor) add(id string, keywords []string, lineTarget bool, compile func() (config.Rule, error)) {
+	rs := &ruleScan{id: id, compile: compile}
+	if lineTarget {
+		rs.lineSlack = 256 // its allowlist reads the line around the secret
+	}
+	if spec, ok := probes[id]; ok {
+		rs.minToken, rs.near, rs.nearFold, rs.wordStart = spec.minToken, spec.near, spec.nearFold, spec.wordStart
+		if spec.re == "derive" {
+			rs.opWithin, rs.derived = 20+3+1, true
+		}
+	}
+	if r.kwIndex == nil {
+		r.kwIndex = map[string]int{}
+	}
+	for _, k := range keywords {
+		k = strings.ToLower(k)
+		n, ok := r.kwIndex[k]
+		if !ok {
+			n = len(r.kwIndex)
+			r.kwIndex[k] = n
+			r.byKW = append(r.byKW, nil)
+		}
+		r.byKW[n] = append(r.byKW[n], len(r.rules))
+	}
+	r.rules = append(r.rules, rs)
+}
+
+// ready compiles the rule, its probe and its window sizes, once. It
+// panics if they do not compile, as regexp.MustCompile would: they are
+// fixed at build time, and a test compiles every one.
+func (rs *ruleScan) ready() {
+	rs.once.Do(func() {
+		if err := rs.build(); err != nil {
+			panic("store: compile secret rule " + rs.id + ": " + err.Error())
+		}
+	})
+}
+
+// build compiles the rule and its probe and sizes its windows.
+func (rs *ruleScan) build() error {
+	rule, err := rs.compile()
+	if err != nil {
+		return err
+	}
+	rs.rule = rule
+	spec, probed := probes[rs.id]
+	if probed {
+		src := spec.re
+		if src == "derive" {
+			rest, found := strings.CutPrefix(rule.Regex.String(), semiGenericPrefix)
+			if !found || !strings.Contains(rest, ")"+semiGenericOperator) {
+				return fmt.Errorf("no longer semi-generic")
+			}
+			src = "^(?i)" + rest
+		}
+		if rs.probe, err = compileRegexp(src); err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+	}
+	maxLen, err := maxMatchBytes(rule.Regex.String())
+	if err != nil {
+		return err
+	}
+	switch {
+	case rs.derived:
+		// The match starts at most 50 bytes before the name (the prefix
+		// the probe drops) and ends where the probe match does.
+		rs.before, rs.after, rs.exact = 64, 1, true
+	case maxLen >= 0:
+		// A match holds its keyword and is at most maxLen bytes long: it
+		// lies within maxLen bytes of the keyword, either side. One more
+		// byte each side keeps it off the window's edges (see detect).
+		rs.before, rs.after, rs.exact = maxLen+1, maxLen+1, true
+	default:
+		// Unbounded (JWTs, base64, multi-line): generous windows, grown to
+		// whole lines and tokens.
+		rs.before, rs.after, rs.lineSlack = windowBefore, windowAfter, lineSlack
+		if rs.id == "private-key" {
+			rs.after = 16 << 10 // the block: a 8192-bit RSA key is ~6.5 KB
+		}
+	}
+	return nil
+}
+
+// maxMatchBytes is the longest a match of the regexp can be, in bytes, or
+// -1 when it is unbounded.
+func maxMatchBytes(src string) (int, error) {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	return maxBytes(re), nil
+}
+
+func maxBytes(re *syntax.Regexp) int {
+	runeBytes := func(r rune, fold bool) int {
+		n := utf8.RuneLen(r)
+		for f := unicode.SimpleFold(r); fold && f != r; f = unicode.SimpleFold(f) {
+			n = max(n, utf8.RuneLen(f)) // (?i)k also matches U+212A, 3 bytes
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			n += runeBytes(r, re.Flags&syntax.FoldCase != 0)
+		}
+		return n
+	case syntax.OpCharClass:
+		n := 0
+		for i := 1; i < len(re.Rune); i += 2 {
+			n = max(n, utf8.RuneLen(min(re.Rune[i], unicode.MaxRune)))
+		}
+		return n
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxBytes(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		if maxBytes(re.Sub[0]) == 0 {
+			return 0
+		}
+		return -1
+	case syntax.OpRepeat:
+		n := maxBytes(re.Sub[0])
+		switch {
+		case n == 0:
+			return 0
+		case n < 0 || re.Max < 0:
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, sub := range re.Sub {
+			n := maxBytes(sub)
+			if n < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total
+	}
+	return 0 // empty-width: ^ $ \b and the like
+}
+
+func compileRegexp(src string) (p *regexp.Regexp, err error) {
 	defer func() {
 		if e := recover(); e != nil {
 			err = fmt.Errorf("%v", e)
@@ -328,16 +513,23 @@ func (r *Redactor) find(text string) []finding {
 	r.keywords.each(text, func(pos, kw int) {
 		kwEnd := pos + len(r.keywords.words[kw])
 		for _, ri := range r.byKW[kw] {
-			rs := &r.rules[ri]
+			rs := r.rules[ri]
 			hi := kwEnd
+			// The cheap checks first: they need no compiled rule.
+			if rs.wordStart && pos > 0 && isWord(text[pos-1]) ||
+				rs.minToken > 0 && tokenLen(text[pos:], rs.minToken) < rs.minToken ||
+				rs.opWithin > 0 && !assignsValue(text, kwEnd, rs.opWithin) ||
+				len(rs.near) > 0 && !containsAny(text[kwEnd:min(len(text), kwEnd+windowAfter)], rs.near) ||
+				len(rs.nearFold) > 0 && !containsAny(strings.ToLower(text[kwEnd:min(len(text), kwEnd+windowAfter)]), rs.nearFold) {
+				continue
+			}
+			rs.ready()
 			if rs.probe != nil {
-				if rs.minToken > 0 && tokenLen(text[pos:], rs.minToken) < rs.minToken ||
-					rs.opWithin > 0 && strings.IndexAny(text[kwEnd:min(len(text), kwEnd+rs.opWithin)], "=>:|,?") < 0 ||
-					len(rs.near) > 0 && !containsAny(text[kwEnd:min(len(text), kwEnd+rs.after)], rs.near) {
-					continue
-				}
-				loc := rs.probe.FindStringIndex(text[pos:])
-				if loc == nil {
+				// Bounded: a probe never needs more, and a huge token is
+				// not read to its end at every occurrence.
+				sub := text[pos:min(len(text), pos+maxToken)]
+				loc := rs.probe.FindStringSubmatchIndex(sub)
+				if loc == nil || rs.derived && lowEntropy(rs, sub, loc) {
 					continue
 				}
 				hi = max(hi, pos+loc[1])
@@ -356,10 +548,25 @@ func (r *Redactor) find(text string) []finding {
 	})
 	var out []finding
 	for ri, ws := range windows {
-		for _, w := range ws {
-			lo, hi := widen(text, w.lo, w.hi, r.rules[ri].lineSlack)
-			out = r.detect(&r.rules[ri], text[lo:hi], out)
+		rs := r.rules[ri]
+		// Widened windows can meet (many keywords in one long line or
+		// token): merge them as they grow, so that no byte is scanned or
+		// walked twice.
+		var cur span
+		for i, w := range ws {
+			switch {
+			case i == 0:
+				cur = span{widenLeft(text, w.lo, rs), widenRight(text, w.hi, rs)}
+			case w.lo <= cur.hi:
+				if w.hi > cur.hi {
+					cur.hi = widenRight(text, w.hi, rs)
+				}
+			default:
+				out = r.detect(rs, text, cur, out)
+				cur = span{widenLeft(text, w.lo, rs), widenRight(text, w.hi, rs)}
+			}
 		}
+		out = r.detect(rs, text, cur, out)
 	}
 	return dedupe(out)
 }
@@ -368,9 +575,16 @@ func (r *Redactor) find(text string) []finding {
 // detectRule does for a fragment without a file path or commit (and with
 // "gitleaks:allow" comments ignored: a comment in a file an agent read is
 // no reason to store the secret beside it).
-func (r *Redactor) detect(rs *ruleScan, raw string, out []finding) []finding {
+func (r *Redactor) detect(rs *ruleScan, text string, w span, out []finding) []finding {
 	re := rs.rule.Regex
+	raw := text[w.lo:w.hi]
 	for _, loc := range re.FindAllStringIndex(raw, -1) {
+		// In an exact window every real match lies strictly inside; one
+		// that touches a cut edge exists only because \b or $ took the
+		// cut for the text's start or end.
+		if rs.exact && (loc[0] == 0 && w.lo > 0 || loc[1] == len(raw) && w.hi < len(text)) {
+			continue
+		}
 		match := strings.Trim(raw[loc[0]:loc[1]], "\n")
 		line := lineOf(raw, loc[0], loc[0]+len(match))
 		secret := match
@@ -410,15 +624,23 @@ func (r *Redactor) detect(rs *ruleScan, raw string, out []finding) []finding {
 }
 
 // lineOf is the text gitleaks calls a finding's line: from the newline
-// before start (included) to the newline after end.
+// before start (included) to the newline after end, cut to maxLine bytes
+// either side of the match. gitleaks tests whole lines, but a line can be
+// a megabyte of minified JSON, tested again for every match in it; the
+// allowlists that read lines look near the secret.
 func lineOf(raw string, start, end int) string {
-	lo := max(0, strings.LastIndexByte(raw[:start], '\n'))
-	hi := len(raw)
-	if i := strings.IndexByte(raw[end:], '\n'); i >= 0 {
+	lo := max(0, start-maxLine)
+	if i := strings.LastIndexByte(raw[lo:start], '\n'); i >= 0 {
+		lo += i
+	}
+	hi := min(len(raw), end+maxLine)
+	if i := strings.IndexByte(raw[end:hi], '\n'); i >= 0 {
 		hi = end + i
 	}
 	return raw[lo:hi]
 }
+
+const maxLine = 1024
 
 // allowed is gitleaks' checkFindingAllowed without a commit or path.
 func allowed(lists []*config.Allowlist, secret, match, line string) bool {
@@ -517,26 +739,92 @@ func coveredBySpecific(g finding, fs []finding) bool {
 	return false
 }
 
-// widen grows a window to the lines it cuts (by at most slack bytes each
-// way), and then, wherever it still cuts a token, to the token's ends: a
-// rule must see a secret whole, and never half of one.
-func widen(text string, lo, hi, slack int) (int, int) {
-	for stop := max(0, lo-slack); lo > stop && text[lo-1] != '\n'; {
+// maxToken bounds how far a window grows to keep a token whole: no secret
+// is longer, and a huge blob without spaces is not walked again and again.
+const maxToken = 64 << 10
+
+// widenLeft and widenRight grow a window to the line it cuts (by at most
+// the rule's lineSlack), and then, unless the rule's window is exact,
+// wherever it still cuts a token, to the token's end: a rule must see a
+// secret whole, never half of one.
+func widenLeft(text string, lo int, rs *ruleScan) int {
+	for stop := max(0, lo-rs.lineSlack); lo > stop && text[lo-1] != '\n'; {
 		lo--
 	}
-	for lo > 0 && !isSpace(text[lo-1]) {
+	for stop := max(0, lo-maxToken); !rs.exact && lo > stop && !isSpace(text[lo-1]); {
 		lo--
 	}
-	for stop := min(len(text), hi+slack); hi < stop && text[hi] != '\n'; {
+	return lo
+}
+
+func widenRight(text string, hi int, rs *ruleScan) int {
+	for stop := min(len(text), hi+rs.lineSlack); hi < stop && text[hi] != '\n'; {
 		hi++
 	}
-	for hi < len(text) && !isSpace(text[hi]) {
+	for stop := min(len(text), hi+maxToken); !rs.exact && hi < stop && !isSpace(text[hi]); {
 		hi++
 	}
-	return lo, hi
+	return hi
+}
+
+// isWord is regexp's \w.
+func isWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// lowEntropy tells whether the secret a derived probe matched (the same
+// group the rule would take) fails the rule's entropy threshold: the rule
+// would drop it, so no window is needed.
+func lowEntropy(rs *ruleScan, s string, loc []int) bool {
+	if rs.rule.Entropy == 0 {
+		return false
+	}
+	secret := s[loc[0]:loc[1]]
+	if g := rs.rule.SecretGroup; g > 0 && 2*g+1 < len(loc) && loc[2*g] >= 0 {
+		secret = s[loc[2*g]:loc[2*g+1]]
+	} else if g == 0 {
+		for i := 2; i+1 < len(loc); i += 2 {
+			if loc[i] >= 0 && loc[i+1] > loc[i] {
+				secret = s[loc[i]:loc[i+1]]
+				break
+			}
+		}
+	}
+	return shannonEntropy(secret) <= rs.rule.Entropy
+}
+
+// assignsValue is a semi-generic rule's shape, cheaply: within the next
+// `within` bytes an operator (= > : | , ?=), then up to 5 quotes, spaces
+// or '=', then a value of 10 or more characters (the rule's shortest).
+func assignsValue(text string, from, within int) bool {
+	for i := from; i < min(len(text), from+within); i++ {
+		if strings.IndexByte("=>:|,?", text[i]) < 0 {
+			continue
+		}
+		j := i + 1 // the operator's rest: ":::=", "||", "=>", "?="
+		for j < len(text) && j < i+4 && strings.IndexByte("=>:|", text[j]) >= 0 {
+			j++
+		}
+		for k := 0; j < len(text) && k < 5 && strings.IndexByte("`'\" \t\r\n\f=", text[j]) >= 0; k++ {
+			j++
+		}
+		n := 0
+		for j+n < len(text) && n < 10 && valueByte(text[j+n]) {
+			n++
+		}
+		if n >= 10 {
+			return true
+		}
+	}
+	return false
+}
+
+// valueByte is a byte of a semi-generic rule's value: [\w.=-] or base64.
+func valueByte(c byte) bool {
+	return isWord(c) || c == '.' || c == '=' || c == '-' || c == '+' || c == '/'
+}
 
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {

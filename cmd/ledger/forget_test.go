@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,6 +49,17 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	}
 	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
 		t.Errorf("--files left the handoff file (%v)", err)
+	}
+	// The forgotten text is gone from the bytes on disk too (secure_delete,
+	// WAL truncated), not only from queries.
+	for _, f := range []string{db, db + "-wal"} {
+		b, err := os.ReadFile(f)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte("STRIPE_TEST_KEY")) || bytes.Contains(b, []byte("WithClock option")) {
+			t.Errorf("%s still holds the forgotten session's text", filepath.Base(f))
+		}
 	}
 	// Nothing of it is searchable, listed or audited; the other session is whole.
 	for _, q := range []string{"SessionStore", "session_store.go", "TestSessionExpiry", "clock"} {

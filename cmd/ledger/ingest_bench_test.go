@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/agentledger/ledger/store"
@@ -47,14 +46,6 @@ func BenchmarkIngest(b *testing.B) {
 			dir := b.TempDir()
 			paths, total := genCorpus(b, filepath.Join(dir, "corpus"), size.sessions, size.messages)
 			b.SetBytes(total)
-			var ru0 syscall.Rusage
-			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-			defer func() {
-				var ru1 syscall.Rusage
-				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-				cpu := float64(ru1.Utime.Nano()-ru0.Utime.Nano()+ru1.Stime.Nano()-ru0.Stime.Nano()) / 1e9
-				b.ReportMetric(float64(total)*float64(b.N)/1e6/cpu, "cpuMB/s")
-			}()
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
@@ -62,7 +53,6 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s.SetRedact(os.Getenv("BENCH_NOREDACT") == "")
 				g := &ingester{st: s}
 				b.StartTimer()
 				for _, p := range paths {
