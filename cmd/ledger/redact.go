@@ -26,8 +26,9 @@ change, rebuilds the full-text indexes, and rewrites the database file
 left behind in free pages or in the WAL. Handoff files ledger wrote to disk
 are not rewritten.
 
-Another process that keeps the database open can keep the WAL (and old text in
-it) until it closes; ledger then says so.`,
+VACUUM needs free disk space about the size of the database, and holds the write
+lock while it runs. Another process that keeps the database open can keep the
+WAL (and old text in it) until it closes; ledger then says so.`,
 		Example: `  ledger redact --rescan
   ledger redact --rescan --json`,
 		Args: argsUsage(cobra.NoArgs),

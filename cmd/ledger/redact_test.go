@@ -332,6 +332,39 @@ func TestNoRedactThenRescan(t *testing.T) {
 	}
 }
 
+// TestRedactCorpus ingests the real corpus with the binary and counts the
+// replacements per kind: its authors removed their secrets, so each is a
+// false positive unless inspection says otherwise (store's
+// TestRedactCorpusFalsePositives logs them with their context).
+func TestRedactCorpus(t *testing.T) {
+	corpus := corpusDir(t)
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	r := runBin(t, home, "", "--db", db, "ingest", "--json", corpus)
+	if r.code != 0 {
+		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
+	}
+	var sum struct {
+		Messages int `json:"messages"`
+		Redacted int `json:"redacted"`
+	}
+	decodeJSON(t, r.stdout, &sum)
+	s := holdOpen(t, db)
+	var stored []string
+	if err := s.DB().Select(&stored, `SELECT text || coalesce(blocks, '') FROM messages
+		UNION ALL SELECT summary FROM compactions UNION ALL SELECT title FROM sessions`); err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string]int{}
+	for _, m := range regexp.MustCompile(`\[REDACTED:([a-z0-9-]+)\]`).FindAllStringSubmatch(strings.Join(stored, "\n"), -1) {
+		byKind[m[1]]++
+	}
+	t.Logf("corpus: %d messages, %d secrets redacted, replacements by kind %v", sum.Messages, sum.Redacted, byKind)
+	if sum.Redacted > 10 {
+		t.Errorf("%d redactions in the sanitized corpus, want at most 10", sum.Redacted)
+	}
+}
+
 func TestRedactUsage(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
