@@ -99,7 +99,10 @@ var searchIndexes = []searchIndex{
 // about 4 µs a row and reading a message row for its time and filters as
 // much again: ranking every match of a common word grows with the ledger
 // (70-180 ms at 100k messages). Up to rankWindow matches the ranking is
-// exact; beyond, it is the best of the newest rankWindow.
+// exact; beyond, it is the best of the newest rankWindow. (bm25 still
+// counts every match of each phrase once per query, for its IDF: that pass
+// grows with the ledger, about 2 ms per 100k messages for a common word and
+// 25 ms for a five-word path.)
 const rankWindow = 1000
 
 // rankSlack is how many more than the limit of the best-ranked window rows
@@ -112,28 +115,44 @@ const rankSlack = 16
 // merges the hits, best first. It ranks, then makes snippets for the hits
 // it keeps: a snippet costs about 90 µs.
 func (s *Store) search(ctx context.Context, o SearchOptions, match string) ([]Hit, error) {
-	hits, err := s.rank(ctx, o, match, true)
-	if err == nil && len(hits) < o.Limit {
-		// Too few: the window may hold more than the cut let through.
-		hits, err = s.rank(ctx, o, match, false)
+	hits, cut, err := s.rank(ctx, o, match, true)
+	if err == nil && len(hits) < o.Limit && (cut || len(hits) == 0) {
+		// Too few, and the cut may have left out what the compaction
+		// summaries it dropped made room for: rank the whole window.
+		hits, _, err = s.rank(ctx, o, match, false)
 	}
 	if err != nil {
 		return nil, err
 	}
-	filtered := o.SessionID != "" || o.Project != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
-	if err := s.snippets(ctx, match, hits, !filtered); err != nil {
+	if err := s.snippets(ctx, match, hits, !o.filtered()); err != nil {
 		return nil, err
 	}
 	return hits, nil
 }
 
-// rank returns the best hits without their snippets. With cut, the message
-// table is read only for the window's best rows (ties included), not for
-// every row of the window.
-func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut bool) ([]Hit, error) {
+// filtered tells whether a search has filters that need each match's row.
+func (o SearchOptions) filtered() bool {
+	return o.SessionID != "" || o.Project != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
+}
+
+// rankedHit is a Hit as rank reads it, with whether the window of messages
+// was cut.
+type rankedHit struct {
+	Hit
+	Cut bool `db:"cut"`
+}
+
+// rank returns the best hits without their snippets. With cut, and no
+// filters, the message table is read only for the window's best rows
+// (ties included), not for every row of the window; it reports whether
+// that left rows out.
+//
+// Integers are written into the statement, not bound: SQLite prepares a
+// statement again once a value bound to a LIMIT or range is known, and a
+// statement of three windows costs about a millisecond to prepare.
+func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut bool) ([]Hit, bool, error) {
 	var ctes, parts []string
-	// The statement is the windows, then the parts: their arguments too.
-	var args, partArgs []any
+	var args []any // only the windows have arguments
 	sessionFilter := func(col string) string {
 		var w []string
 		if o.SessionID != "" {
@@ -159,7 +178,8 @@ func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut boo
 		}
 		return joinAnd(w)
 	}
-	filtered := o.SessionID != "" || o.Project != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
+	filtered := o.filtered()
+	cutFlag := "0"
 	for _, ix := range searchIndexes {
 		if o.Kind != "" && o.Kind != ix.kind || o.Role != "" && ix.role == "''" {
 			continue
@@ -187,31 +207,38 @@ func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut boo
 		ctes = append(ctes, cte)
 
 		// Each index is ranked and limited on its own; SQLite merges a few
-		// rows. With cut, only rows as good as the window's (limit+slack)th
-		// are read from the table.
-		q := fmt.Sprintf(`SELECT * FROM (SELECT t.session_id, '%s' AS kind, t.id, t.%s AS at, %s AS role, -%s.rank AS score
+		// rows. With cut, only the messages as good as the window's
+		// (limit+slack)th are read from the table.
+		q := fmt.Sprintf(`SELECT * FROM (SELECT t.session_id, '%s' AS kind, t.id, t.%s AS at, %s AS role, -%s.rank AS score, %%[1]s AS cut
 			FROM %s JOIN %s t ON t.id = %s.id WHERE 1%s`, ix.kind, ix.at, ix.role, w, w, ix.table, w, ix.where)
-		if cut && !filtered {
-			q += fmt.Sprintf(` AND %[1]s.rank <= coalesce((SELECT rank FROM %[1]s ORDER BY rank LIMIT 1 OFFSET ?), 1e308)`, w)
-			partArgs = append(partArgs, o.Limit+rankSlack-1)
+		if cut && !filtered && ix.kind == KindMessage {
+			n := o.Limit + rankSlack
+			q += fmt.Sprintf(` AND %[1]s.rank <= coalesce((SELECT rank FROM %[1]s ORDER BY rank LIMIT 1 OFFSET %[2]d), 1e308)`, w, n-1)
+			cutFlag = fmt.Sprintf(`((SELECT count(*) FROM %s) > %d)`, w, n)
 		}
-		q += fmt.Sprintf(` ORDER BY %s.rank, t.%s DESC LIMIT ?)`, w, ix.at)
-		partArgs = append(partArgs, o.Limit)
+		q += fmt.Sprintf(` ORDER BY %s.rank, t.%s DESC LIMIT %d)`, w, ix.at, o.Limit)
 		parts = append(parts, q)
 	}
 	if len(parts) == 0 {
-		return []Hit{}, nil
+		return []Hit{}, false, nil
 	}
-	q := `WITH ` + strings.Join(ctes, ", ") + ` ` + strings.Join(parts, " UNION ALL ") + ` ORDER BY score DESC, at DESC LIMIT ?`
-	args = append(append(args, partArgs...), o.Limit)
-	hits := []Hit{}
-	if err := s.db.SelectContext(ctx, &hits, q, args...); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(parts[i], cutFlag)
 	}
-	for i := range hits {
+	q := `WITH ` + strings.Join(ctes, ", ") + ` ` + strings.Join(parts, " UNION ALL ") +
+		fmt.Sprintf(` ORDER BY score DESC, at DESC LIMIT %d`, o.Limit)
+	var rows []rankedHit
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	hits := make([]Hit, len(rows))
+	wasCut := false
+	for i, r := range rows {
+		hits[i] = r.Hit
 		hits[i].At = hits[i].At.UTC()
+		wasCut = wasCut || r.Cut
 	}
-	return hits, nil
+	return hits, wasCut, nil
 }
 
 // snippets fills in the hits' snippets: one query per kind. FTS5 finds
@@ -237,16 +264,14 @@ func (s *Store) snippets(ctx context.Context, match string, hits []Hit, walk boo
 			continue
 		}
 		in := "(?" + strings.Repeat(", ?", len(ids)-1) + ")"
-		args := append([]any{match}, ids...)
 		where := "rowid IN " + in
 		if walk {
 			// +rowid: a filter, not a constraint FTS5 would seek with.
-			where = "rowid >= ? AND +rowid IN " + in
-			args = append([]any{match, lo}, ids...)
+			where = fmt.Sprintf("rowid >= %d AND +rowid IN %s", lo, in)
 		}
 		q := fmt.Sprintf(`SELECT rowid, snippet(%s, 0, '%s', '%s', '…', 24) FROM %s WHERE %s MATCH ? AND %s`,
 			ix.fts, MarkStart, MarkEnd, ix.fts, ix.fts, where)
-		rows, err := s.db.QueryContext(ctx, q, args...)
+		rows, err := s.db.QueryContext(ctx, q, append([]any{match}, ids...)...)
 		if err != nil {
 			return fmt.Errorf("search snippets: %w", err)
 		}

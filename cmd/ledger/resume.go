@@ -165,10 +165,6 @@ const resumeMessages = 2000
 // buildResume assembles a session's resume context within budget tokens
 // and, when maxChars > 0, within that many characters.
 func buildResume(ctx context.Context, s *store.Store, sess store.Session, budget, maxChars int) (resumeResult, error) {
-	// Loading the tokenizer costs ~13 ms of CPU and nothing here needs it
-	// before the rendering: load it on another core while the database is
-	// read and the handoff extracted.
-	go compact.DefaultEstimator().Tokens("resume")
 	in := handoff.ResumeInput{Session: sess.ID, Source: sess.Source, Project: sess.Project, Branch: sess.GitBranch}
 	var res resumeResult
 	h, err := s.LatestHandoff(ctx, sess.ID)
