@@ -43,7 +43,7 @@ func genLedger(b testing.TB, sessions int) (*Store, string) {
 		st := transcript.State{Format: transcript.FormatClaude}
 		if _, err := transcript.Read(ctx, &buf, &st, 0, 1, func(r transcript.Record) error {
 			if si := r.Session; si != nil && si.ID != "" {
-				if err := w.PatchSession(ctx, SessionPatch{ID: si.ID, Source: "claude", Project: si.Project,
+				if err := w.PatchSession(ctx, SessionPatch{ID: si.ID, Project: si.Project,
 					GitBranch: si.GitBranch, Title: si.Title, Model: si.Model, Time: si.Time}); err != nil {
 					return err
 				}

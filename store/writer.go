@@ -17,7 +17,6 @@ import (
 // nothing and leave what is stored.
 type SessionPatch struct {
 	ID            string
-	Source        string // "claude" or "codex"
 	Project       string
 	GitBranch     string
 	Title         string

@@ -14,6 +14,7 @@ type ingestJSON struct {
 	Messages     int `json:"messages"`
 	Compactions  int `json:"compactions"`
 	SkippedLines int `json:"skipped_lines"`
+	Redacted     int `json:"redacted"`
 	Skips        []struct {
 		File   string `json:"file"`
 		Line   int    `json:"line"`

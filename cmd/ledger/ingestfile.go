@@ -218,7 +218,7 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 			continue // drain so the reader can finish
 		}
 		for _, rec := range batch {
-			if writeErr = writeRecord(ctx, w, st.Format, rec); writeErr != nil {
+			if writeErr = writeRecord(ctx, w, rec); writeErr != nil {
 				cancel()
 				break
 			}
@@ -240,9 +240,9 @@ type preparedRecord struct {
 	msg store.PreparedMessage
 }
 
-func writeRecord(ctx context.Context, w *store.Writer, format transcript.Format, rec preparedRecord) error {
+func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord) error {
 	if s := rec.Session; s != nil && s.ID != "" {
-		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Source: string(format), Project: s.Project,
+		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: s.Project,
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
 			Usage: s.Usage, Time: s.Time}); err != nil {
 			return err

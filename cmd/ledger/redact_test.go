@@ -171,15 +171,7 @@ func TestSeededSecretsNeverStored(t *testing.T) {
 	secrets := seededTranscript(t, dir)
 	holder := holdOpen(t, db)
 
-	r := runBin(t, home, "", "--db", db, "ingest", "--json", dir)
-	if r.code != 0 {
-		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
-	}
-	var sum struct {
-		Messages int `json:"messages"`
-		Redacted int `json:"redacted"`
-	}
-	decodeJSON(t, r.stdout, &sum)
+	sum := ingest(t, home, db, dir)
 	if sum.Messages == 0 || sum.Redacted < len(secrets) {
 		t.Errorf("ingest = %+v, want messages and at least %d secrets redacted", sum, len(secrets))
 	}
@@ -340,15 +332,7 @@ func TestRedactCorpus(t *testing.T) {
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	r := runBin(t, home, "", "--db", db, "ingest", "--json", corpus)
-	if r.code != 0 {
-		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
-	}
-	var sum struct {
-		Messages int `json:"messages"`
-		Redacted int `json:"redacted"`
-	}
-	decodeJSON(t, r.stdout, &sum)
+	sum := ingest(t, home, db, corpus)
 	s := holdOpen(t, db)
 	var stored []string
 	if err := s.DB().Select(&stored, `SELECT text || coalesce(blocks, '') FROM messages
