@@ -114,6 +114,32 @@ func (m Message) Text() string {
 	return sb.String()
 }
 
+// SearchText is the message as one text, a line per block: its text and
+// thinking, each tool call's name and input, and tool output. It is what
+// full-text search indexes and what secret detection scans.
+func (m Message) SearchText() string {
+	var sb strings.Builder
+	for _, b := range m.Blocks {
+		var part string
+		switch b.Kind {
+		case BlockText, BlockThinking, BlockToolResult:
+			part = b.Text
+		case BlockToolUse:
+			part = b.ToolName + " " + b.Input
+		case BlockImage:
+			part = "[image]"
+		}
+		if part == "" {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(part)
+	}
+	return sb.String()
+}
+
 // Kind is the message's dominant block kind: the first tool_use or
 // tool_result block if there is one, else thinking if that is all there is,
 // else text.

@@ -55,24 +55,6 @@ func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
 	return m, nil
 }
 
-// SaveCursor stores a cursor on its own (for a file whose new bytes held
-// nothing to write).
-func (s *Store) SaveCursor(ctx context.Context, c *Cursor) error {
-	return Retry(ctx, func() error { return s.saveCursorTx(ctx, c) })
-}
-
-func (s *Store) saveCursorTx(ctx context.Context, c *Cursor) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback()
-	if err := saveCursor(ctx, tx, c); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
 func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {
 	c.UpdatedAt = time.Now().UTC()
 	if c.State == "" {

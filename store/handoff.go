@@ -54,9 +54,7 @@ type CompactionRecord struct {
 func (s *Store) AddHandoff(ctx context.Context, doc handoff.Doc, path string, rec *CompactionRecord) (int64, error) {
 	// A handoff is made of messages already redacted, but a --task given
 	// on the command line, or a handoff from elsewhere, may carry a secret.
-	if r := s.redactor(); r != nil {
-		doc, _ = redactStrings(r, doc)
-	}
+	doc = s.RedactHandoff(doc)
 	sections, err := json.Marshal(doc)
 	if err != nil {
 		return 0, fmt.Errorf("encode handoff: %w", err)

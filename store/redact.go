@@ -1,236 +1,36 @@
 package store
 
 import (
-	"encoding/json"
-	"reflect"
-	"sort"
-	"strings"
-
-	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store/secrets"
 )
 
-// redactedPrefix starts every replacement, [REDACTED:<kind>] with kind the
-// id of the rule that found the secret (aws-access-token, github-pat,
-// generic-api-key, ...). A secret that contains it is a replacement found
-// again, and is left alone.
-const redactedPrefix = "[REDACTED:"
+// Option configures a Store at Open.
+type Option func(*Store)
 
-// minGlobalSecret is the shortest secret replaced wherever it occurs in a
-// text; a shorter one (a URL's password "dev") is replaced only inside the
-// match that found it, so that other words are not mangled.
-const minGlobalSecret = 8
+// WithoutRedaction stores text as it comes, secrets included: in the
+// database, in its WAL and in the full-text index, where search finds
+// them, until `ledger redact --rescan` removes them.
+func WithoutRedaction() Option { return func(s *Store) { s.redactor = nil } }
 
-// apply replaces the findings in text, as they are and as they appear
-// inside a JSON string (a tool input is raw JSON).
-func apply(text string, fs []finding) string {
-	for _, f := range fs {
-		token := redactedPrefix + f.kind + "]"
-		for _, v := range f.forms() {
-			if len(f.secret) >= minGlobalSecret {
-				text = strings.ReplaceAll(text, v.secret, token)
-			} else if v.match != "" && strings.Contains(v.match, v.secret) {
-				text = strings.ReplaceAll(text, v.match, strings.Replace(v.match, v.secret, token, 1))
-			}
-		}
-	}
-	return text
-}
+// WithRedactor makes the store redact with r: stores opened with the same
+// Redactor compile the secret rules once between them.
+func WithRedactor(r *secrets.Redactor) Option { return func(s *Store) { s.redactor = r } }
 
-// forms is the finding as found and, when it differs, JSON-escaped.
-func (f finding) forms() []finding {
-	es, em := jsonEscape(f.secret), jsonEscape(f.match)
-	if es == f.secret && em == f.match {
-		return []finding{f}
-	}
-	return []finding{f, {kind: f.kind, secret: es, match: em}}
-}
+// Redacts tells whether the store replaces secrets in what it writes.
+func (s *Store) Redacts() bool { return s.redactor != nil }
 
-func jsonEscape(s string) string {
-	if !strings.ContainsAny(s, "\"\\\n\r\t") {
-		return s
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
-
-// left reports whether any finding is still in text.
-func left(text string, fs []finding) bool {
-	for _, f := range fs {
-		for _, v := range f.forms() {
-			if len(v.secret) >= minGlobalSecret && strings.Contains(text, v.secret) ||
-				len(f.secret) < minGlobalSecret && v.match != "" && strings.Contains(text, v.match) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Redact returns text with every secret replaced by [REDACTED:<kind>], and
-// how many secrets it found. Only the secret is replaced, not the line
-// around it, so the rest stays searchable.
-func (r *Redactor) Redact(text string) (string, int) {
-	fs := r.find(text)
-	if len(fs) == 0 {
-		return text, 0
-	}
-	return apply(text, fs), len(fs)
-}
-
-// redactInput redacts a tool input (raw JSON) as RedactMessage does.
-func (r *Redactor) redactInput(input string) string {
-	fs := r.find(input + decodedInput(input))
-	return apply(input, fs)
-}
-
-// RedactMessage returns m with the secrets of its text, thinking, tool
-// inputs and tool results replaced, its search text (SearchText of the
-// result), and how many secrets it found. m itself is not changed.
-//
-// The message is scanned once, as its search text plus the decoded
-// strings of its tool inputs, and the findings replaced in each block. A
-// tool input is raw JSON: a file written through it has its quotes escaped
-// (const apiKey = \"...\"), and gitleaks' rules that read the name a
-// value is assigned to do not see through the escapes; decoded, they do. A
-// secret that spans two blocks sends each block through the scan on its
-// own.
-func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, int) {
-	text := SearchText(m)
-	fs := r.find(text + decodedInputs(m))
-	if len(fs) == 0 {
-		return m, text, 0
-	}
-	blocks := make([]compact.Block, len(m.Blocks))
-	copy(blocks, m.Blocks)
-	for i := range blocks {
-		blocks[i].Text = apply(blocks[i].Text, fs)
-		blocks[i].Input = apply(blocks[i].Input, fs)
-	}
-	m.Blocks = blocks
-	text = SearchText(m)
-	if left(text, fs) {
-		for i := range blocks {
-			blocks[i].Text, _ = r.Redact(blocks[i].Text)
-			blocks[i].Input = r.redactInput(blocks[i].Input)
-		}
-		text = SearchText(m)
-	}
-	return m, text, len(fs)
-}
-
-// decodedInputs is the decoded strings of the message's tool inputs that
-// hold escapes, one "name: value" per line, after a newline; "" if none.
-func decodedInputs(m compact.Message) string {
-	var sb strings.Builder
-	for _, b := range m.Blocks {
-		if b.Kind == compact.BlockToolUse {
-			sb.WriteString(decodedInput(b.Input))
-		}
-	}
-	return sb.String()
-}
-
-func decodedInput(input string) string {
-	if !strings.Contains(input, `\`) {
-		return ""
-	}
-	var v any
-	if json.Unmarshal([]byte(input), &v) != nil {
-		return ""
-	}
-	var sb strings.Builder
-	var walk func(name string, v any)
-	walk = func(name string, v any) {
-		switch v := v.(type) {
-		case string:
-			sb.WriteString("\n")
-			if name != "" {
-				sb.WriteString(name + ": ")
-			}
-			sb.WriteString(v)
-		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys) // the same scan, and so the same result, every time
-			for _, k := range keys {
-				walk(k, v[k])
-			}
-		case []any:
-			for _, x := range v {
-				walk(name, x)
-			}
-		}
-	}
-	walk("", v)
-	return sb.String()
-}
-
-// redactStrings returns a copy of v (a struct, such as a handoff.Doc) with
-// Redact applied to every exported string in it, slices and nested structs
-// included, and how many secrets it found. v itself is not changed.
-func redactStrings[T any](r *Redactor, v T) (T, int) {
-	n := 0
-	var walk func(reflect.Value)
-	walk = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.String:
-			if v.CanSet() {
-				if s, k := r.Redact(v.String()); k > 0 {
-					v.SetString(s)
-					n += k
-				}
-			}
-		case reflect.Struct:
-			for i := range v.NumField() {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
-				}
-			}
-		case reflect.Slice:
-			if v.IsNil() || !v.CanSet() {
-				return
-			}
-			// A fresh backing array, so the caller's slice is not written.
-			c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-			reflect.Copy(c, v)
-			for i := range c.Len() {
-				walk(c.Index(i))
-			}
-			v.Set(c)
-		}
-	}
-	walk(reflect.ValueOf(&v).Elem())
-	return v, n
-}
-
-// SetRedact turns the redaction of secrets on (the default) or off for
-// what this store writes from now on. Off, secrets are stored in plain
-// text: in the database, in its WAL and in the full-text index, where
-// search finds them, until `ledger redact --rescan` removes them.
-func (s *Store) SetRedact(on bool) { s.noRedact = !on }
-
-// redactor is the store's Redactor, or nil when redaction is off.
-func (s *Store) redactor() *Redactor {
-	if s.noRedact {
-		return nil
-	}
-	return &secrets
-}
+// SecretRulesLoaded tells whether the store's Redactor has compiled its
+// rules: only writing does, so commands that only read never pay for it.
+func (s *Store) SecretRulesLoaded() bool { return s.redactor != nil && s.redactor.Loaded() }
 
 // RedactHandoff returns d with the secrets in its sections replaced (d is
 // not changed); with redaction off it returns d. Callers that render or
 // write a handoff before storing it (a --task typed on the command line
 // can carry a secret) redact it first; AddHandoff redacts again anyway.
 func (s *Store) RedactHandoff(d handoff.Doc) handoff.Doc {
-	if r := s.redactor(); r != nil {
-		d, _ = redactStrings(r, d)
+	if s.redactor != nil {
+		d, _ = secrets.RedactStrings(s.redactor, d)
 	}
 	return d
 }

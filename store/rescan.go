@@ -10,12 +10,16 @@ import (
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store/secrets"
 )
 
 // rescanBatch is how many rows one rescan transaction reads and updates:
 // memory stays bounded however big the ledger, and other processes get the
 // write lock between batches.
 const rescanBatch = 256
+
+// rescanner runs the rescan's passes with one Redactor.
+type rescanner struct{ *secrets.Redactor }
 
 // RescanResult is what RedactRescan did.
 type RescanResult struct {
@@ -43,7 +47,10 @@ type RescanResult struct {
 //   - a TRUNCATE checkpoint copies the WAL into the file and empties it.
 func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 	var res RescanResult
-	r := &secrets
+	r := rescanner{s.redactor}
+	if r.Redactor == nil {
+		r.Redactor = secrets.New() // a rescan redacts, whatever the store's setting
+	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
@@ -123,7 +130,7 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 // rescanMessages redacts one batch of messages with ids after after (an
 // int64). It returns the id to continue after (nil when done), the rows
 // changed and the secrets found.
-func (r *Redactor) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
+func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
 	var rows []struct {
 		ID     int64          `db:"id"`
 		Text   string         `db:"text"`
@@ -149,7 +156,7 @@ func (r *Redactor) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 				}
 				blocks.String = string(b)
 			}
-			if row.Text == SearchText(orig) {
+			if row.Text == orig.SearchText() {
 				text, n = search, k
 			} else {
 				text, n = r.Redact(row.Text)
@@ -174,7 +181,7 @@ func (r *Redactor) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
 }
 
-func (r *Redactor) rescanCompactions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
+func (r rescanner) rescanCompactions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
 	var rows []struct {
 		ID      int64  `db:"id"`
 		Summary string `db:"summary"`
@@ -197,7 +204,7 @@ func (r *Redactor) rescanCompactions(ctx context.Context, tx *sqlx.Tx, after any
 	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
 }
 
-func (r *Redactor) rescanSessions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
+func (r rescanner) rescanSessions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
 	var rows []struct {
 		ID    string `db:"id"`
 		Title string `db:"title"`
@@ -220,7 +227,7 @@ func (r *Redactor) rescanSessions(ctx context.Context, tx *sqlx.Tx, after any) (
 	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
 }
 
-func (r *Redactor) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
+func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
 	var rows []struct {
 		ID       int64  `db:"id"`
 		Task     string `db:"task"`
@@ -254,13 +261,13 @@ func (r *Redactor) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 // redactSections redacts a handoff's stored document field by field, so
 // that a replacement never breaks its JSON; a document that does not decode
 // is redacted as text.
-func (r *Redactor) redactSections(sections string) (string, int, error) {
+func (r rescanner) redactSections(sections string) (string, int, error) {
 	var d handoff.Doc
 	if err := json.Unmarshal([]byte(sections), &d); err != nil {
 		s, n := r.Redact(sections)
 		return s, n, nil
 	}
-	d, n := redactStrings(r, d)
+	d, n := secrets.RedactStrings(r.Redactor, d)
 	if n == 0 {
 		return sections, 0, nil
 	}

@@ -14,13 +14,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/agentledger/ledger/migrations"
+	"github.com/agentledger/ledger/store/secrets"
 )
 
 // ErrNotFound is returned when a session, handoff or other row asked for
@@ -41,8 +41,10 @@ func (e *AmbiguousError) Error() string {
 type Store struct {
 	db   *sqlx.DB
 	path string
-	// noRedact stores text as it comes, secrets included (SetRedact).
-	noRedact bool
+	// redactor replaces secrets in everything the store writes; nil
+	// (WithoutRedaction) stores text as it comes. It compiles its rules at
+	// its first scan, so a store that only reads never does.
+	redactor *secrets.Redactor
 }
 
 func init() {
@@ -62,9 +64,10 @@ func DSN(path string) string {
 }
 
 // Open opens the ledger at path, creating its folder (0700) and file (0600)
-// when missing, and migrates it. Opening a current database costs one query:
+// when missing, and migrates it. It redacts secrets in what it writes
+// unless WithoutRedaction is given. Opening a current database costs one query:
 // ledger starts at every agent session start.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open database: no path")
 	}
@@ -75,7 +78,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, redactor: secrets.New()}
+	for _, o := range opts {
+		o(s)
+	}
 	// Processes that open a new database at once race to switch it to WAL
 	// and to migrate it; the loser may be told "busy" past busy_timeout.
 	if err := Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
@@ -110,34 +116,24 @@ func (s *Store) Path() string { return s.path }
 // access (integrity checks, benchmarks).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-var (
-	targetOnce    sync.Once
-	targetVersion int64
-	targetErr     error
-)
-
 // TargetVersion is the schema version this binary migrates to: the highest
 // embedded migration number.
 func TargetVersion() (int64, error) {
-	targetOnce.Do(func() {
-		entries, err := fs.ReadDir(migrations.FS, ".")
-		if err != nil {
-			targetErr = err
-			return
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		return 0, err
+	}
+	var target int64
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		if !ok || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
 		}
-		for _, e := range entries {
-			num, _, ok := strings.Cut(e.Name(), "_")
-			if !ok || !strings.HasSuffix(e.Name(), ".sql") {
-				continue
-			}
-			v, err := strconv.ParseInt(num, 10, 64)
-			if err != nil {
-				continue
-			}
-			targetVersion = max(targetVersion, v)
+		if v, err := strconv.ParseInt(num, 10, 64); err == nil {
+			target = max(target, v)
 		}
-	})
-	return targetVersion, targetErr
+	}
+	return target, nil
 }
 
 // SchemaVersion is the database's current schema version (0 before the

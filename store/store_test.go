@@ -13,9 +13,9 @@ import (
 )
 
 // openTemp opens a fresh ledger in a temporary folder.
-func openTemp(t testing.TB) *Store {
+func openTemp(t testing.TB, opts ...Option) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "ledger.db"))
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "ledger.db"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,11 +62,14 @@ func (a *App) Store(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(ctx, path)
+	var opts []store.Option
+	if a.noRedact {
+		opts = append(opts, store.WithoutRedaction())
+	}
+	s, err := store.Open(ctx, path, opts...)
 	if err != nil {
 		return nil, err
 	}
-	s.SetRedact(!a.noRedact)
 	a.store = s
 	return s, nil
 }
@@ -122,6 +125,12 @@ func exitCode(err error) int {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
 	defer app.close()
+	return app.run(ctx, args)
+}
+
+// run runs one command line with the app's streams and environment.
+func (app *App) run(ctx context.Context, args []string) int {
+	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -94,7 +94,6 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 			b.Fatalf("%s: %v", q, err)
 		}
 	}
-	exec(`UPDATE fts_defer SET deferred = 1`)
 	for i := 1; i <= copies; i++ {
 		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
 		age := fmt.Sprintf("-%d hours", i)
@@ -102,7 +101,6 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 		exec(copyMessages, id, fs.Session)
 		exec(copyCompactions, id, fs.Session)
 	}
-	exec(`UPDATE fts_defer SET deferred = 0`)
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package secrets
 
 import (
 	"fmt"
@@ -45,8 +45,9 @@ import (
 // its dependencies, archive readers among them, cost ~2 ms at every start
 // of the binary.)
 //
-// The zero value is ready to use. Stores share one Redactor, so that a
-// process compiles the rules at most once.
+// The zero value is ready to use and compiles nothing until its first scan.
+// A store holds one for what it writes; code that opens several stores may
+// hand them the same Redactor, so that the rules are compiled once.
 type Redactor struct {
 	once     sync.Once
 	loaded   atomic.Bool
@@ -85,12 +86,12 @@ type ruleScan struct {
 	exact bool
 }
 
-// secrets is the process's Redactor: every store shares its compiled rules.
-var secrets Redactor
+// New returns a Redactor that has compiled nothing yet.
+func New() *Redactor { return &Redactor{} }
 
-// SecretRulesLoaded reports whether this process has loaded the secret
-// rules. Commands that only read (version, search, resume) never do.
-func SecretRulesLoaded() bool { return secrets.loaded.Load() }
+// Loaded reports whether r has loaded the secret rules: it does at its
+// first scan. Commands that only read (version, search, resume) never scan.
+func (r *Redactor) Loaded() bool { return r.loaded.Load() }
 
 // Window sizes around a keyword occurrence for the rules whose matches are
 // unbounded (JWTs, base64, curl command lines, private key blocks): their
