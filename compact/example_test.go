@@ -18,7 +18,7 @@ func Example() {
 	limit := min(compact.ContextLimit("claude-sonnet-4-5", nil).Tokens, 40_000)
 	est := compact.DefaultEstimator()
 
-	// A real agent uses compact.NewAnthropicSummarizer(apiKey) or handoff's
+	// A real agent uses anthropic.New(apiKey) (package compact/anthropic) or handoff's
 	// extractive summarizer; any Summarizer will do.
 	summarize := compact.SummarizerFunc(func(ctx context.Context, older []compact.Message, instructions string) (string, error) {
 		return fmt.Sprintf("Earlier: %d messages of work on the parser. %s", len(older), instructions), nil

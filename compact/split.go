@@ -118,12 +118,12 @@ func PruneToolResults(msgs []Message, keepRecent int) []Message {
 // (what the output is) and its end (where errors and totals land), with a
 // note of how much went in between. s is returned as is when it fits.
 func shorten(s string, limit int) string {
-	return clip(s, limit*3/5, limit/5+1)
+	return Clip(s, limit*3/5, limit/5+1)
 }
 
-// clip keeps the first head and last tail characters of s, noting how many
+// Clip keeps the first head and last tail characters of s, noting how many
 // went in between, or returns s when it is no longer than head + tail.
-func clip(s string, head, tail int) string {
+func Clip(s string, head, tail int) string {
 	n := utf8.RuneCountInString(s)
 	if n <= head+tail {
 		return s

@@ -1,62 +1,21 @@
-package compact
+package anthropic
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/anthropics/anthropic-sdk-go"
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/agentledger/ledger/compact"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in ../testdata/compact")
-
-// sampleConversation is a short coding session with every kind of block.
-func sampleConversation() []Message {
-	return []Message{
-		{Role: RoleUser, Blocks: text("Make `ledger search` accept --since. Keep the FTS query quoted.")},
-		{Role: RoleUser, Meta: true, Blocks: text("<system-reminder>CLAUDE.md: run go vet before committing</system-reminder>")},
-		{Role: RoleAssistant, Blocks: []Block{
-			{Kind: BlockThinking, Text: "private reasoning"},
-			{Kind: BlockText, Text: "I'll look at the command first."},
-			{Kind: BlockToolUse, ToolID: "t1", ToolName: "Read", Input: `{"file_path":"cmd/ledger/search.go"}`},
-		}},
-		{Role: RoleUser, Blocks: []Block{{Kind: BlockToolResult, ToolID: "t1", Text: strings.Repeat("package main // search.go\n", 200)}}},
-		{Role: RoleAssistant, Blocks: []Block{{Kind: BlockToolUse, ToolID: "t2", ToolName: "Bash", Input: `{"command":"go test ./cmd/..."}`}}},
-		{Role: RoleUser, Blocks: []Block{{Kind: BlockToolResult, ToolID: "t2", IsError: true, Text: "--- FAIL: TestSearchSince\n    search_test.go:41: got 0 hits, want 2"}}},
-		{Role: RoleUser, Blocks: []Block{{Kind: BlockImage}}},
-	}
-}
-
-func TestRenderTranscript(t *testing.T) {
-	got := RenderTranscript(sampleConversation(), 300)
-	golden := filepath.Join("..", "testdata", "compact", "render_transcript.golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("RenderTranscript differs from %s:\n%s", golden, got)
-	}
-	if strings.Contains(got, "private reasoning") {
-		t.Error("thinking was rendered")
-	}
-}
 
 // messagesRequest is the part of a Messages API request the tests check.
 type messagesRequest struct {
@@ -73,6 +32,52 @@ type messagesRequest struct {
 			Text string `json:"text"`
 		} `json:"content"`
 	} `json:"messages"`
+}
+
+// sampleConversation is a short coding session with every kind of block.
+func sampleConversation() []compact.Message {
+	return []compact.Message{
+		{Role: compact.RoleUser, Blocks: textBlocks("Make `ledger search` accept --since. Keep the FTS query quoted.")},
+		{Role: compact.RoleUser, Meta: true, Blocks: textBlocks("<system-reminder>CLAUDE.md: run go vet before committing</system-reminder>")},
+		{Role: compact.RoleAssistant, Blocks: []compact.Block{
+			{Kind: compact.BlockThinking, Text: "private reasoning"},
+			{Kind: compact.BlockText, Text: "I'll look at the command first."},
+			{Kind: compact.BlockToolUse, ToolID: "t1", ToolName: "Read", Input: `{"file_path":"cmd/ledger/search.go"}`},
+		}},
+		{Role: compact.RoleUser, Blocks: []compact.Block{{Kind: compact.BlockToolResult, ToolID: "t1", Text: strings.Repeat("package main // search.go\n", 200)}}},
+		{Role: compact.RoleAssistant, Blocks: []compact.Block{{Kind: compact.BlockToolUse, ToolID: "t2", ToolName: "Bash", Input: `{"command":"go test ./cmd/..."}`}}},
+		{Role: compact.RoleUser, Blocks: []compact.Block{{Kind: compact.BlockToolResult, ToolID: "t2", IsError: true, Text: "--- FAIL: TestSearchSince\n    search_test.go:41: got 0 hits, want 2"}}},
+		{Role: compact.RoleUser, Blocks: []compact.Block{{Kind: compact.BlockImage}}},
+	}
+}
+
+func textBlocks(s string) []compact.Block { return []compact.Block{{Kind: compact.BlockText, Text: s}} }
+
+// byteCount is a test estimator: a message costs its text's length in
+// bytes.
+type byteCount struct{}
+
+func (byteCount) Tokens(s string) int { return len(s) }
+func (byteCount) MessageTokens(m compact.Message) int {
+	n := 0
+	for _, b := range m.Blocks {
+		n += len(b.Text)
+	}
+	return n
+}
+
+// conversation returns n messages of 100 tokens each (by byteCount).
+func conversation(session string, n int) []compact.Message {
+	msgs := make([]compact.Message, n)
+	for i := range msgs {
+		role := compact.RoleUser
+		if i%2 == 1 {
+			role = compact.RoleAssistant
+		}
+		msgs[i] = compact.Message{UUID: fmt.Sprintf("m%02d", i), SessionID: session, Role: role,
+			Time: time.Date(2026, 2, 12, 14, i, 0, 0, time.UTC), Blocks: textBlocks(strings.Repeat("x", 100))}
+	}
+	return msgs
 }
 
 // fakeAnthropic is a local server that speaks the Messages API: it records
@@ -102,7 +107,7 @@ const cannedResponse = `{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","r
 "content":[{"type":"text","text":"## Task\nAdd --since to ledger search."},{"type":"text","text":"\n## Pending\nFix TestSearchSince."}],
 "stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":812,"output_tokens":40}}`
 
-func TestAnthropicSummarizer(t *testing.T) {
+func TestSummarizer(t *testing.T) {
 	all := []string{
 		"Keep the FTS query quoted.",
 		`[assistant calls tool Read]` + "\n" + `{"file_path":"cmd/ledger/search.go"}`,
@@ -111,23 +116,23 @@ func TestAnthropicSummarizer(t *testing.T) {
 	}
 	tests := []struct {
 		name         string
-		opts         []AnthropicOption
+		opts         []Option
 		instructions string
 		wantModel    string
 		wantMax      int64
 		wantInPrompt []string
 		maxChars     int
 	}{
-		{"defaults", nil, "", DefaultSummaryModel, DefaultSummaryMaxTokens, all, 12_000},
-		{"custom instructions", nil, "Focus on the failing test.", DefaultSummaryModel, DefaultSummaryMaxTokens, all, 12_000},
-		{"own model and length", []AnthropicOption{WithModel("claude-sonnet-4-5"), WithMaxTokens(2000)}, "", "claude-sonnet-4-5", 2000, all, 12_000},
-		{"long conversation: beginning and end kept", []AnthropicOption{WithMaxInputChars(1000)}, "", DefaultSummaryModel, DefaultSummaryMaxTokens,
+		{"defaults", nil, "", DefaultModel, DefaultMaxTokens, all, 12_000},
+		{"custom instructions", nil, "Focus on the failing test.", DefaultModel, DefaultMaxTokens, all, 12_000},
+		{"own model and length", []Option{WithModel("claude-sonnet-4-5"), WithMaxTokens(2000)}, "", "claude-sonnet-4-5", 2000, all, 12_000},
+		{"long conversation: beginning and end kept", []Option{WithMaxInputChars(1000)}, "", DefaultModel, DefaultMaxTokens,
 			[]string{"Keep the FTS query quoted.", "[tool error]\n--- FAIL: TestSearchSince", "characters pruned"}, 1300},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, reqs, bodies := fakeAnthropic(t, http.StatusOK, cannedResponse)
-			s, err := NewAnthropicSummarizer("sk-ant-test", append([]AnthropicOption{WithBaseURL(srv.URL), WithHTTPClient(srv.Client())}, tt.opts...)...)
+			s, err := New("sk-ant-test", append([]Option{WithBaseURL(srv.URL), WithHTTPClient(srv.Client())}, tt.opts...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +190,7 @@ func TestAnthropicSummarizer(t *testing.T) {
 	}
 }
 
-func TestAnthropicSummarizerErrors(t *testing.T) {
+func TestSummarizerErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		status  int
@@ -203,7 +208,7 @@ func TestAnthropicSummarizerErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, reqs, _ := fakeAnthropic(t, tt.status, tt.body)
-			s, err := NewAnthropicSummarizer("sk-ant-test", WithBaseURL(srv.URL), WithMaxRetries(0))
+			s, err := New("sk-ant-test", WithBaseURL(srv.URL), WithMaxRetries(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,30 +223,30 @@ func TestAnthropicSummarizerErrors(t *testing.T) {
 	}
 }
 
-func TestNewAnthropicSummarizerNeedsKey(t *testing.T) {
+func TestNewNeedsKey(t *testing.T) {
 	for _, key := range []string{"", "  "} {
-		if _, err := NewAnthropicSummarizer(key); err == nil {
-			t.Errorf("NewAnthropicSummarizer(%q): no error", key)
+		if _, err := New(key); err == nil {
+			t.Errorf("New(%q): no error", key)
 		}
 	}
 }
 
-// TestCompactorWithFailingAnthropic falls back to dropping the oldest
+// TestCompactorFallsBackWhenTheAPIFails falls back to dropping the oldest
 // messages when the API fails.
-func TestCompactorWithFailingAnthropic(t *testing.T) {
+func TestCompactorFallsBackWhenTheAPIFails(t *testing.T) {
 	srv, _, _ := fakeAnthropic(t, http.StatusInternalServerError, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)
-	s, err := NewAnthropicSummarizer("sk-ant-test", WithBaseURL(srv.URL), WithMaxRetries(0))
+	s, err := New("sk-ant-test", WithBaseURL(srv.URL), WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var warned error
-	c := &Compactor{Summarizer: s, Estimator: perMessage{}, ContextLimit: 1000,
+	c := &compact.Compactor{Summarizer: s, Estimator: byteCount{}, ContextLimit: 1000,
 		Warn: func(_ context.Context, err error) { warned = err }}
-	out, b, err := c.Compact(context.Background(), conversation("s1", 10), TriggerAuto)
+	out, b, err := c.Compact(context.Background(), conversation("s1", 10), compact.TriggerAuto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var apiErr *anthropic.Error
+	var apiErr *sdk.Error
 	if !errors.As(warned, &apiErr) || apiErr.StatusCode != http.StatusInternalServerError {
 		t.Errorf("warning = %v, want the API's 500 error", warned)
 	}
