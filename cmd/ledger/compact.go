@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -145,7 +146,7 @@ func (w *handoffWriter) write(ctx context.Context, sessionID string, req handoff
 	if req.Note != "" {
 		doc.NextSteps = append([]string{"(asked at compaction) " + req.Note}, doc.NextSteps...)
 	}
-	if g, ok := readGit(sess.Project); ok {
+	if g, ok := gitrepo.Read(sess.Project); ok {
 		doc.Head = g.Head
 		if doc.Branch == "" {
 			doc.Branch = g.Branch

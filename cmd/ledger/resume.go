@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -138,9 +139,9 @@ func sessionStartOutput(md string) hookOutput {
 // it, wherever in it the session was started.
 func latestProjectSession(ctx context.Context, s *store.Store, dir, exclude string) (store.Session, error) {
 	f := store.SessionFilter{Project: dir, Exclude: exclude, Limit: 1}
-	if g, ok := readGit(dir); ok {
+	if g, ok := gitrepo.Read(dir); ok {
 		f.Project = g.Root
-		f.Projects = worktrees(g.CommonDir)
+		f.Projects = gitrepo.Worktrees(g.CommonDir)
 	}
 	list, err := s.Sessions(ctx, f)
 	if err != nil {
@@ -217,12 +218,12 @@ func staleness(project string, d handoff.Doc) []string {
 		return nil
 	}
 	var out []string
-	if g, ok := readGit(project); ok {
+	if g, ok := gitrepo.Read(project); ok {
 		if d.Branch != "" && g.Branch != "" && g.Branch != d.Branch {
 			out = append(out, fmt.Sprintf("the branch is now %s (the handoff was written on %s)", g.Branch, d.Branch))
 		}
 		if d.Head != "" && g.Head != "" && g.Head != d.Head {
-			out = append(out, fmt.Sprintf("HEAD moved from %s to %s", shortSHA(d.Head), shortSHA(g.Head)))
+			out = append(out, fmt.Sprintf("HEAD moved from %s to %s", gitrepo.ShortHash(d.Head), gitrepo.ShortHash(g.Head)))
 		}
 	}
 	var changed, gone []string

@@ -1,4 +1,4 @@
-package main
+package gitrepo
 
 import (
 	"bufio"
@@ -7,20 +7,18 @@ import (
 	"strings"
 )
 
-// gitState is what resume needs of a git checkout: where it is, which
+// State is what resume needs of a git checkout: where it is, which
 // repository it belongs to (worktrees of one repository share a common
-// dir), its branch and HEAD commit. It is read from the files under .git
-// rather than by running git: resume runs at every session start, and two
-// git processes would cost more than the rest of it.
-type gitState struct {
+// dir), its branch and HEAD commit.
+type State struct {
 	Root      string // the checkout's top folder
 	CommonDir string // the repository's .git folder, shared by its worktrees
 	Branch    string // "" when HEAD is detached
 	Head      string // the commit HEAD points at, "" when unknown
 }
 
-// readGit finds the checkout that holds dir, if any.
-func readGit(dir string) (gitState, bool) {
+// Read finds the checkout that holds dir, if any, and reads its state.
+func Read(dir string) (State, bool) {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		dotgit := filepath.Join(d, ".git")
 		fi, err := os.Stat(dotgit)
@@ -30,27 +28,27 @@ func readGit(dir string) (gitState, bool) {
 				// a worktree (or submodule): .git is a file "gitdir: PATH"
 				b, err := os.ReadFile(dotgit)
 				if err != nil {
-					return gitState{}, false
+					return State{}, false
 				}
 				p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 				if !ok {
-					return gitState{}, false
+					return State{}, false
 				}
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(d, p)
 				}
 				gitDir = filepath.Clean(p)
 			}
-			return readGitDir(d, gitDir), true
+			return readDir(d, gitDir), true
 		}
 		if parent := filepath.Dir(d); parent == d {
-			return gitState{}, false
+			return State{}, false
 		}
 	}
 }
 
-func readGitDir(root, gitDir string) gitState {
-	g := gitState{Root: root, CommonDir: gitDir}
+func readDir(root, gitDir string) State {
+	g := State{Root: root, CommonDir: gitDir}
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		p := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(p) {
@@ -96,9 +94,9 @@ func resolveRef(gitDir, commonDir, ref string) string {
 	return ""
 }
 
-// worktrees lists the checkouts of the repository whose common dir is
+// Worktrees lists the checkouts of the repository whose common dir is
 // given: the main one and every linked worktree.
-func worktrees(commonDir string) []string {
+func Worktrees(commonDir string) []string {
 	var out []string
 	if filepath.Base(commonDir) == ".git" {
 		out = append(out, filepath.Dir(commonDir))
@@ -118,7 +116,8 @@ func worktrees(commonDir string) []string {
 	return out
 }
 
-func shortSHA(s string) string {
+// ShortHash is the first 10 characters of a commit hash, as people quote it.
+func ShortHash(s string) string {
 	if len(s) > 10 {
 		return s[:10]
 	}
