@@ -18,9 +18,9 @@ type ExtractOptions struct {
 	Task string
 	// SessionID defaults to the first message's session.
 	SessionID string
-	// Project is the session's working directory. Relative paths from
-	// Codex patches are resolved against it, and the Markdown shows paths
-	// under it relative to it.
+	// Project is the repository root of the session's working directory.
+	// Relative paths (Codex patches, shell commands) are resolved against
+	// it, and the Markdown shows paths under it relative to it.
 	Project string
 	Branch  string
 	// Trigger is "manual" or "auto".
@@ -28,90 +28,116 @@ type ExtractOptions struct {
 	// CreatedAt defaults to the time of the last message, so that the same
 	// messages always give the same document.
 	CreatedAt time.Time
-	// ContextSummary is the meter's one-line summary, computed by the
-	// caller (this package does not meter).
+	// ContextUsed and ContextLimit are the meter's figures (this package
+	// does not meter): the context in use at the cut and the window.
+	ContextUsed, ContextLimit int64
+	// ContextSummary, when the figures are not known, is a one-line
+	// description of the context to use instead.
 	ContextSummary string
 	// Compactions is the number of compactions the session went through.
 	Compactions int
+	// Notes are facts recorded on purpose for this session (`ledger note`):
+	// the handoff carries them verbatim.
+	Notes []Note
+	// WorkTree, when set, is the live state of the project's checkout:
+	// it says which files are really uncommitted, better than the
+	// transcript can.
+	WorkTree *WorkTree
+}
+
+// WorkTree is the state of a git checkout as git reports it: the caller
+// reads it (this package does no I/O).
+type WorkTree struct {
+	Branch string
+	Head   string
+	// Changed are the uncommitted changes (git status), with absolute paths.
+	Changed []FileChange
+	// Committed are the files of commits made since the session started.
+	Committed []string
 }
 
 // Limits on what one extracted item may hold. The JSON keeps items whole
 // up to these; the Markdown shortens them further under budget pressure.
 const (
-	maxRequest = 500 // runes of one user request
-	maxItem    = 300 // runes of a decision, blocker or next step
-	maxError   = 200 // runes of an error
-	maxLabel   = 80  // runes of the command that names an error
+	maxRequest   = 500  // runes of one user request
+	maxItem      = 300  // runes of a decision, blocker, next step or task
+	maxError     = 240  // runes of an error
+	maxLabel     = 80   // runes of the command that names an error
+	maxLastWords = 360  // runes of the agent's last words
+	maxPlan      = 2000 // runes of an approved plan
 )
 
 // Extract reads a session's messages, in conversation order, into a handoff
-// document. It is deterministic and uses no model: files come from the
-// tool calls that change files, tests and errors from shell commands and
-// their results, decisions, blockers and next steps from marked lines and
-// the latest todo list. Subagent (sidechain) tool calls count, since they
-// change the same files; their prompts and prose do not.
+// document. It is deterministic and uses no model. Subagent (sidechain)
+// tool calls count, since they change the same files and trackers; their
+// prompts and prose do not.
 func Extract(msgs []compact.Message, opts ExtractOptions) Doc {
 	x := newExtractor(opts)
-	for _, m := range msgs {
+	for i, m := range msgs {
+		x.seq = i
 		x.message(m)
 	}
-	return x.finish(msgs)
+	return x.finish()
 }
-
-// fileState tracks whether a path was really changed: a call whose result
-// is an error (or that the user rejected) changed nothing.
-type fileState int
-
-const (
-	filePending fileState = iota // call seen, result not (yet) seen
-	fileChanged
-	fileFailed
-)
 
 // use is a tool call waiting for its result.
 type use struct {
 	name    string
+	input   input
 	files   []string // paths the call changes
-	cmd     string   // normalized shell command
+	fileOp  string   // what it does to them (FileAdded, FileDeleted, ...; "" modified)
+	moves   [][2]string
+	set     *settingsEdit // what it does to a settings file
+	cmd     string // normalized shell command
+	raw     string // the command line as run
 	shell   shellInfo
+	words   []pipeline
 	isShell bool
 	poll    string // background id this call polls (TaskOutput, write_stdin)
 	errKey  string // names the call for error resolution; "" to ignore failures
 	label   string // names the call in an error message
+	desc    string // the agent's description of a shell call
+	main    bool   // called from the main conversation, not a subagent
 }
 
 // background is a shell command still running, by the id its runner gave.
-type background struct {
-	cmd   string
-	shell shellInfo
-	key   string
-	label string
-}
+type background struct{ u use }
 
 type extractor struct {
 	opts    ExtractOptions
 	project string
+	seq     int // index of the message being read
 
-	files     []string
-	fileState map[string]fileState
-
-	decisions, blockers, notes []string
-	seenDec, seenBlk, seenNote map[string]bool
+	files    fileTracker
+	settings settingsTracker
+	tracker  tracker
+	errs     errorTracker
+	decision decisionSet
 
 	tests     []TestRun
 	testIndex map[string]int
 
-	errKeys []string
-	errText map[string]string
-
 	pending map[string]use
 	bg      map[string]background
 
-	todo []string // open items of the latest todo list
+	requests  []string
+	notes     []string // next: lines
+	blockers  []string
+	seenBlk   map[string]bool
+	seenNote  map[string]bool
+	lastWords string
+	lastText  int // message index of the agent's latest prose
+	plan      string
 
-	firstReq, lastReq string
-	lastTime          time.Time
-	sessionID         string
+	runs     []shellRun // commands that succeeded
+	changes  []int      // message indexes of file changes
+	commits  []int      // message indexes of successful commits
+	stageAll bool       // `git add -A` ran since the last commit
+
+	lastFailure int    // message index of the latest failure (-1: none)
+	lastAction  string // what the agent was doing at the cut
+	lastTime    time.Time
+	sessionID   string
 }
 
 func newExtractor(opts ExtractOptions) *extractor {
@@ -119,15 +145,26 @@ func newExtractor(opts ExtractOptions) *extractor {
 	if len(project) > 1 {
 		project = strings.TrimRight(project, "/")
 	}
-	return &extractor{
+	x := &extractor{
 		opts: opts, project: project,
-		fileState: map[string]fileState{},
-		seenDec:   map[string]bool{}, seenBlk: map[string]bool{}, seenNote: map[string]bool{},
+		files: newFileTracker(), tracker: newTracker(),
 		testIndex: map[string]int{},
-		errText:   map[string]string{},
-		pending:   map[string]use{},
-		bg:        map[string]background{},
+		pending:   map[string]use{}, bg: map[string]background{},
+		seenBlk: map[string]bool{}, seenNote: map[string]bool{},
+		lastFailure: -1,
 	}
+	if opts.Branch != "" {
+		x.files.gitSeen = true
+	}
+	for _, n := range opts.Notes {
+		switch n.Kind {
+		case NoteDecision:
+			x.decision.add(n.Text, scoreNote, -1)
+		case NoteBlocker:
+			x.blockers = appendUnique(x.blockers, x.seenBlk, itemText(n.Text))
+		}
+	}
+	return x
 }
 
 func (x *extractor) message(m compact.Message) {
@@ -137,7 +174,7 @@ func (x *extractor) message(m compact.Message) {
 	if x.sessionID == "" {
 		x.sessionID = m.SessionID
 	}
-	prose := (m.Role == compact.RoleUser || m.Role == compact.RoleAssistant) && !m.Meta && !m.CompactSummary && !m.Sidechain
+	mainProse := (m.Role == compact.RoleUser || m.Role == compact.RoleAssistant) && !m.Meta && !m.CompactSummary && !m.Sidechain
 	for i, b := range m.Blocks {
 		switch b.Kind {
 		case compact.BlockToolUse:
@@ -145,25 +182,49 @@ func (x *extractor) message(m compact.Message) {
 			if id == "" {
 				id = fmt.Sprintf("\x00%s#%d", m.UUID, i)
 			}
-			x.toolUse(id, b, m.Sidechain)
+			x.toolUse(id, b, !m.Sidechain)
 		case compact.BlockToolResult:
 			x.toolResult(b)
 		case compact.BlockText:
 			if m.Role == compact.RoleUser && strings.Contains(b.Text, "<task-notification>") {
 				x.taskNotification(b.Text)
 			}
-			if prose && (m.Role == compact.RoleAssistant || !isInjected(clean(b.Text))) {
+			if !mainProse {
+				continue
+			}
+			if m.Role == compact.RoleAssistant {
+				x.agentProse(b.Text)
+			} else if !isInjected(clean(b.Text)) {
 				x.markedLines(b.Text)
 			}
 		}
 	}
-	if m.Role == compact.RoleUser && !m.Meta && !m.CompactSummary && !m.Sidechain {
+	if m.Role == compact.RoleUser && mainProse {
 		if req := userRequest(m.Text()); req != "" {
-			if x.firstReq == "" {
-				x.firstReq = req
-			}
-			x.lastReq = req
+			x.request(req)
 		}
+	}
+}
+
+// request records a user request; the same request twice in a row is one.
+func (x *extractor) request(req string) {
+	if n := len(x.requests); n > 0 && x.requests[n-1] == req {
+		return
+	}
+	x.requests = append(x.requests, req)
+	if len(x.requests) > 1 && isCorrection(req) {
+		x.decision.add("user: "+shorten(oneLine(req), 240), scoreCorrection, x.seq)
+	}
+}
+
+// agentProse reads the agent's own text: marked lines, decisions it
+// established, and its last words.
+func (x *extractor) agentProse(text string) {
+	x.markedLines(text)
+	afterFailure := x.lastFailure >= 0 && x.seq-x.lastFailure <= 4
+	x.decision.prose(text, x.seq, afterFailure)
+	if w := lastWordsOf(text); w != "" {
+		x.lastWords, x.lastText = w, x.seq
 	}
 }
 
@@ -173,69 +234,68 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 	"WebSearch": true, "NotebookRead": true, "KillBash": true, "KillShell": true, "Task": true, "Skill": true,
 	"AskUserQuestion": true, "ExitPlanMode": true, "EnterPlanMode": true, "TodoWrite": true, "update_plan": true,
 	"view_image": true, "list_mcp_resources": true, "list_mcp_resource_templates": true, "read_mcp_resource": true,
-	"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true}
+	"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true, "TaskCreate": true,
+	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true}
 
-func (x *extractor) toolUse(id string, b compact.Block, sidechain bool) {
-	u := use{name: b.ToolName}
-	input := decodeInput(b.Input)
+func (x *extractor) toolUse(id string, b compact.Block, main bool) {
+	u := use{name: b.ToolName, main: main}
+	in := decodeInput(b.Input)
+	u.input = in
 	switch b.ToolName {
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		p := input.str("file_path")
-		if b.ToolName == "NotebookEdit" && input.str("notebook_path") != "" {
-			p = input.str("notebook_path")
+		p := in.str("file_path")
+		if b.ToolName == "NotebookEdit" && in.str("notebook_path") != "" {
+			p = in.str("notebook_path")
 		}
 		if p != "" {
 			u.files = []string{x.resolve(p)}
+			if settingsFile(x.rel(u.files[0])) {
+				e := settingsChange(b.ToolName, in, "")
+				u.set = &e
+			}
 		}
+		x.lastAction = "editing " + x.rel(x.resolve(p))
 	case "apply_patch":
 		patch := b.Input
-		if input != nil {
-			if s := input.str("input"); s != "" {
-				patch = s
-			} else if s := input.str("patch"); s != "" {
-				patch = s
-			}
+		if in != nil {
+			patch = firstNonEmpty(in.str("input"), in.str("patch"), patch)
 		}
-		for _, p := range patchFiles(patch) {
-			u.files = append(u.files, x.resolve(p))
-		}
+		x.patchUse(&u, patch)
 	case "TodoWrite":
-		if !sidechain {
-			x.todoList(input, "todos", "content")
+		if main {
+			x.tracker.todo = x.tracker.wholeList(x.tracker.todo, in, "todos", "content", TrackerTodo, x.seq)
 		}
 	case "update_plan":
-		if !sidechain {
-			x.todoList(input, "plan", "step")
+		if main {
+			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, in, "plan", "step", TrackerPlan, x.seq)
 		}
+	case "ExitPlanMode":
+		u.errKey = ""
 	case "TaskOutput", "BashOutput":
-		u.poll = firstNonEmpty(input.str("task_id"), input.str("bash_id"), input.str("shell_id"))
+		u.poll = firstNonEmpty(in.str("task_id"), in.str("bash_id"), in.str("shell_id"))
 	case "write_stdin":
-		u.poll = input.str("session_id")
+		u.poll = in.str("session_id")
 	default:
-		if line, ok := shellLine(b.ToolName, input); ok {
-			if files := patchFiles(line); len(files) > 0 { // apply_patch run through the shell
-				for _, p := range files {
-					u.files = append(u.files, x.resolve(p))
-				}
-				break
-			}
-			u.isShell = true
-			u.cmd = normCommand(line, x.project)
-			// The raw line, not the normalized one: "| tail" hides an exit status.
-			u.shell = analyzeShell(line)
-			u.errKey = "cmd:" + u.shell.key
-			u.label = "`" + shorten(oneLine(u.cmd), maxLabel) + "`"
-			if u.shell.test {
-				u.errKey = "test:" + u.cmd
-			}
+		line, ok := shellLine(b.ToolName, in)
+		if !ok {
+			break
 		}
+		if patch := patchText(line); patch != "" { // apply_patch run through the shell
+			x.patchUse(&u, patch)
+			break
+		}
+		u.isShell, u.raw = true, line
+		u.cmd = normCommand(line, x.project)
+		u.desc = in.str("description")
+		// The raw line, not the normalized one: "| tail" hides an exit status.
+		u.shell = analyzeShell(line)
+		u.errKey = "cmd:" + u.shell.key
+		u.label = commandLabel(u.cmd, u.shell.scope, u.shell.test)
+		x.lastAction = "running " + u.label
 	}
 	if len(u.files) > 0 {
 		for _, p := range u.files {
-			if _, ok := x.fileState[p]; !ok {
-				x.files = append(x.files, p)
-				x.fileState[p] = filePending
-			}
+			x.files.touch(p, x.seq)
 		}
 		u.errKey = "file:" + strings.Join(u.files, "\x00")
 		u.label = b.ToolName + " " + x.rel(u.files[0])
@@ -243,11 +303,40 @@ func (x *extractor) toolUse(id string, b compact.Block, sidechain bool) {
 			u.label += fmt.Sprintf(" (+%d)", len(u.files)-1)
 		}
 	}
-	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" {
+	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" && b.ToolName != "ExitPlanMode" {
 		u.errKey = "tool:" + b.ToolName
 		u.label = b.ToolName
 	}
 	x.pending[id] = u
+}
+
+// patchUse reads an apply_patch patch: the files it adds, updates, moves
+// and deletes.
+func (x *extractor) patchUse(u *use, patch string) {
+	for _, op := range patchOps(patch) {
+		p := x.resolve(op.path)
+		switch {
+		case op.to != "":
+			u.moves = append(u.moves, [2]string{p, x.resolve(op.to)})
+			u.files = append(u.files, p)
+		default:
+			u.files = append(u.files, p)
+		}
+		switch op.kind {
+		case "add":
+			u.fileOp = FileAdded
+		case "delete":
+			u.fileOp = FileDeleted
+		}
+	}
+	u.name = "apply_patch"
+	if len(u.files) == 1 && settingsFile(x.rel(u.files[0])) {
+		e := settingsChange("apply_patch", nil, patch)
+		u.set = &e
+	}
+	if len(u.files) > 0 {
+		x.lastAction = "patching " + x.rel(u.files[0])
+	}
 }
 
 func (x *extractor) toolResult(b compact.Block) {
@@ -256,16 +345,32 @@ func (x *extractor) toolResult(b compact.Block) {
 		return
 	}
 	delete(x.pending, b.ToolID)
-	if len(u.files) == 0 && u.poll == "" && !u.isShell && u.errKey == "" {
-		return // a read: its result says nothing the handoff needs
-	}
 	if rejected(b.Text) {
-		for _, p := range u.files {
-			if x.fileState[p] == filePending {
-				x.fileState[p] = fileFailed
-			}
+		x.files.settle(u.files, true, "", x.seq)
+		if fb := rejectFeedback(b.Text); fb != "" && u.main {
+			x.request(shortenMiddle(fb, maxRequest))
 		}
 		return
+	}
+	switch u.name {
+	case "TaskCreate", "TaskUpdate", "TaskList", "TaskGet":
+		if u.main && !b.IsError && !strings.HasPrefix(strings.TrimSpace(b.Text), "Task not found") {
+			x.tracker.taskTool(u.name, u.input, b.Text, x.seq)
+		}
+		return
+	case "AskUserQuestion":
+		for _, a := range answers(b.Text) {
+			x.decision.add(a, scoreAnswer, x.seq)
+		}
+		return
+	case "ExitPlanMode":
+		if !b.IsError && strings.Contains(b.Text, "approved") {
+			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
+		}
+		return
+	}
+	if len(u.files) == 0 && u.poll == "" && !u.isShell && u.errKey == "" {
+		return // a read: its result says nothing the handoff needs
 	}
 	o := readOutcome(b.Text)
 	if claudeTools[u.name] && !b.IsError && o.background == "" {
@@ -276,29 +381,42 @@ func (x *extractor) toolResult(b compact.Block) {
 	failed := b.IsError || (o.exitKnown && o.exit != 0) || (u.name == "apply_patch" && rePatchFailed.MatchString(o.text))
 	switch {
 	case len(u.files) > 0:
-		for _, p := range u.files {
-			if !failed {
-				x.fileState[p] = fileChanged
-			} else if x.fileState[p] == filePending {
-				x.fileState[p] = fileFailed
-			}
-		}
-		x.settle(u.errKey, u.label, failed, o.text, false)
+		x.fileResult(u, failed, b.Text)
+		x.settle(u, failed, o.text, false)
 	case u.poll != "":
 		if bg, ok := x.bg[u.poll]; ok && !b.IsError {
 			x.finishBackground(u.poll, bg, o)
 		}
 	case u.isShell:
 		if o.background != "" && !failed {
-			x.bg[o.background] = background{cmd: u.cmd, shell: u.shell, key: u.errKey, label: u.label}
+			x.bg[o.background] = background{u}
 			if u.shell.test {
 				x.testStatus(u.cmd, TestRunning)
 			}
 			return
 		}
-		x.shellDone(u.cmd, u.shell, u.errKey, u.label, b.IsError, o)
+		x.shellDone(u, b.IsError, o)
 	case u.errKey != "":
-		x.settle(u.errKey, u.label, failed, o.text, false)
+		x.settle(u, failed, o.text, false)
+	}
+}
+
+// fileResult applies a file tool's result.
+func (x *extractor) fileResult(u use, failed bool, text string) {
+	status := u.fileOp
+	if u.name == "Write" && strings.Contains(text, "File created successfully") {
+		status = FileAdded
+	}
+	x.files.settle(u.files, failed, status, x.seq)
+	if failed {
+		return
+	}
+	for _, mv := range u.moves {
+		x.files.move(mv[0], mv[1], x.seq)
+	}
+	x.changes = append(x.changes, x.seq)
+	if len(u.files) == 1 && u.main && u.set != nil {
+		x.settings.apply(u.files[0], *u.set, x.seq)
 	}
 }
 
@@ -310,23 +428,73 @@ var claudeTools = map[string]bool{"Bash": true, "Edit": true, "Write": true, "Mu
 var rePatchFailed = regexp.MustCompile(`(?i)verification failed|failed to apply patch|invalid patch|invalid hunk`)
 
 // shellDone records the outcome of a shell command that has finished.
-func (x *extractor) shellDone(cmd string, sh shellInfo, key, label string, isError bool, o outcome) {
+func (x *extractor) shellDone(u use, isError bool, o outcome) {
 	failed := isError || (o.exitKnown && o.exit != 0)
-	if !sh.test {
-		x.settle(key, label, failed, o.text, false)
-		return
-	}
-	// The exit status speaks for the runner unless something ran after it
-	// or read its output through a pipe; then the runner's own words must.
-	if !failed && (sh.masked || !o.exitKnown) {
+	if u.shell.test && !failed && (u.shell.masked || !o.exitKnown) {
+		// The exit status speaks for the runner unless something ran after
+		// it or read its output through a pipe; then the runner's own
+		// words must.
 		failed = testFailed(o.text)
 	}
-	status := TestPassed
-	if failed {
-		status = TestFailed
+	if u.shell.test {
+		status := TestPassed
+		if failed {
+			status = TestFailed
+		}
+		x.testStatus(u.cmd, status)
 	}
-	x.testStatus(cmd, status)
-	x.settle(key, label, failed, o.text, true)
+	if !failed {
+		x.shellSucceeded(u, o.text)
+	}
+	if failed && u.shell.exploratory && !u.shell.test {
+		return // grep with no match, ls of a missing path: an answer
+	}
+	x.settle(u, failed, o.text, u.shell.test)
+}
+
+// shellSucceeded follows what a successful command did: files it changed,
+// commits, tracker commands, and the run itself for the routine.
+func (x *extractor) shellSucceeded(u use, output string) {
+	before := len(x.files.order)
+	changedBefore := x.fileChangeCount()
+	x.shellFiles(u.raw, x.seq)
+	if len(x.files.order) != before || x.fileChangeCount() != changedBefore {
+		x.changes = append(x.changes, x.seq)
+	}
+	for _, p := range parseShell(u.raw) {
+		for _, words := range p {
+			w := program(words)
+			if len(w) == 0 {
+				continue
+			}
+			switch path.Base(w[0]) {
+			case "bd":
+				x.tracker.beads(w, output, x.seq)
+			case "gh":
+				x.tracker.github(w, output, x.seq)
+			case "git":
+				if firstArg(w) == "commit" && !strings.Contains(output, "nothing to commit") {
+					x.commits = append(x.commits, x.seq)
+				}
+			}
+			if !looks(w) {
+				sc := commandScope(w, runsTests(words))
+				if sc.key != "" && !trivial[path.Base(w[0])] && !notRoutine[sc.key] {
+					x.runs = append(x.runs, shellRun{seq: x.seq, key: sc.key, display: stepDisplay(w, sc)})
+				}
+			}
+		}
+	}
+}
+
+// fileChangeCount sums the changes the tracker saw, to tell whether a
+// command changed a known file again.
+func (x *extractor) fileChangeCount() int {
+	n := 0
+	for _, fi := range x.files.files {
+		n += fi.changed
+	}
+	return n
 }
 
 // finishBackground applies a poll of a background command: nothing while
@@ -342,7 +510,7 @@ func (x *extractor) finishBackground(id string, bg background, o outcome) {
 		return // no sign that it finished
 	}
 	delete(x.bg, id)
-	x.shellDone(bg.cmd, bg.shell, bg.key, bg.label, false, o)
+	x.shellDone(bg.u, false, o)
 }
 
 // taskNotification reads Claude Code's notice that a background command
@@ -371,9 +539,11 @@ func (x *extractor) taskNotification(text string) {
 	}
 	delete(x.bg, m[1])
 	// The notice carries no runner output: the exit status is all there is.
-	bg.shell.masked = false
-	x.shellDone(bg.cmd, bg.shell, bg.key, bg.label, false, o)
+	bg.u.shell.masked = false
+	x.shellDone(bg.u, false, o)
 }
+
+var reSummaryTag = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
 
 func (x *extractor) testStatus(cmd, status string) {
 	if i, ok := x.testIndex[cmd]; ok {
@@ -384,57 +554,26 @@ func (x *extractor) testStatus(cmd, status string) {
 	x.tests = append(x.tests, TestRun{Command: cmd, Status: status})
 }
 
-// settle records a failure of key, or clears it when key later succeeds.
-// The newest failure of a key replaces older ones and moves to the end.
-func (x *extractor) settle(key, label string, failed bool, text string, test bool) {
-	if key == "" {
+// settle records a failure of a call, or resolves what its success fixed.
+func (x *extractor) settle(u use, failed bool, text string, test bool) {
+	if u.errKey == "" {
 		return
 	}
-	if _, open := x.errText[key]; open {
-		for i, k := range x.errKeys {
-			if k == key {
-				x.errKeys = append(x.errKeys[:i], x.errKeys[i+1:]...)
-				break
-			}
-		}
-		delete(x.errText, key)
+	core := ""
+	if u.isShell {
+		core = oneLine(u.cmd)
 	}
 	if !failed {
+		x.errs.succeed(u.errKey, u.shell.scope, u.desc, core)
 		return
 	}
-	msg := label + " failed"
-	if detail := errorLine(text, test); detail != "" {
-		msg = label + ": " + detail
+	x.lastFailure = x.seq
+	sc := u.shell.scope
+	if !u.isShell {
+		sc = scope{}
 	}
-	x.errKeys = append(x.errKeys, key)
-	x.errText[key] = shorten(oneLine(msg), maxError)
-}
-
-func (x *extractor) todoList(in input, listKey, textKey string) {
-	var items []map[string]any
-	if raw, ok := in[listKey]; ok {
-		if b, err := json.Marshal(raw); err == nil {
-			_ = json.Unmarshal(b, &items)
-		}
-	}
-	if items == nil {
-		return
-	}
-	x.todo = x.todo[:0]
-	for _, it := range items {
-		text, _ := it[textKey].(string)
-		status, _ := it["status"].(string)
-		text = shorten(oneLine(clean(text)), maxItem)
-		switch strings.ToLower(status) {
-		case "completed", "complete", "done", "cancelled", "canceled":
-			continue
-		case "in_progress", "in-progress", "inprogress", "active":
-			text = "[in progress] " + text
-		}
-		if text != "" {
-			x.todo = append(x.todo, text)
-		}
-	}
+	x.errs.fail(failure{key: u.errKey, scope: sc, desc: u.desc, core: core, seq: x.seq,
+		text: errorText(u.label, text, test)})
 }
 
 // markedLines picks decision:, blocker: / blocked by and next: lines out of
@@ -454,15 +593,13 @@ func (x *extractor) markedLines(text string) {
 		lower := strings.ToLower(t)
 		switch {
 		case strings.HasPrefix(lower, "decision:"):
-			x.decisions = appendUnique(x.decisions, x.seenDec, itemText(t[len("decision:"):]))
+			x.decision.add(t[len("decision:"):], scoreMarked, x.seq)
 		case strings.HasPrefix(lower, "next:"):
 			x.notes = appendUnique(x.notes, x.seenNote, itemText(t[len("next:"):]))
 		case strings.HasPrefix(lower, "next step:"):
 			x.notes = appendUnique(x.notes, x.seenNote, itemText(t[len("next step:"):]))
 		case strings.HasPrefix(lower, "blocker:"):
 			x.blockers = appendUnique(x.blockers, x.seenBlk, itemText(t[len("blocker:"):]))
-		case strings.Contains(lower, "blocker:") || strings.Contains(lower, "blocked by"):
-			x.blockers = appendUnique(x.blockers, x.seenBlk, itemText(t))
 		}
 	}
 }
@@ -486,77 +623,21 @@ func itemText(s string) string {
 	return shorten(oneLine(s), maxItem)
 }
 
-// Prefixes of user-role text the agent injected rather than the user
-// typed: command plumbing, hook output, environment blocks, notices.
-var injected = []string{"<command-", "<local-command", "Caveat:", "<system-reminder>", "[Request interrupted",
-	"<task-notification>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>",
-	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions", "<turn_aborted>",
-	"<user_shell_command>", "<permissions instructions>", "This session is being continued from a previous conversation"}
+var reApprovedPlan = regexp.MustCompile(`(?s)## Approved Plan[^\n]*:\n(.+)$`)
 
-// Slash commands that manage the session rather than ask for work.
-var housekeeping = map[string]bool{"/compact": true, "/clear": true, "/context": true, "/cost": true, "/model": true,
-	"/config": true, "/help": true, "/login": true, "/logout": true, "/resume": true, "/memory": true, "/status": true,
-	"/doctor": true, "/exit": true, "/quit": true, "/permissions": true, "/hooks": true, "/mcp": true, "/agents": true,
-	"/ide": true, "/vim": true, "/theme": true, "/terminal-setup": true, "/add-dir": true, "/export": true,
-	"/release-notes": true, "/bashes": true, "/usage": true, "/rewind": true, "/statusline": true,
-	"/privacy-settings": true, "/upgrade": true, "/output-style": true, "/todos": true, "/plugin": true}
-
-var reSummaryTag = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
-
-var (
-	reCommandName = regexp.MustCompile(`<command-name>\s*([^<]*?)\s*</command-name>`)
-	reCommandArgs = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
-)
-
-// userRequest returns text as a user request, or "" when it is not one.
-// A slash command with arguments ("/orchestrator build a TODO app") is a
-// request; /compact and its kind are not.
-func userRequest(text string) string {
-	text = clean(text)
-	if text == "" {
-		return ""
+// approvedPlan is the plan the user approved: from the call's input, or
+// from the approval text.
+func approvedPlan(in input, result string) string {
+	if p := in.str("plan"); p != "" {
+		return clean(p)
 	}
-	if m := reCommandName.FindStringSubmatch(text); m != nil && strings.HasPrefix(text, "<command-") {
-		name := m[1]
-		if !strings.HasPrefix(name, "/") {
-			name = "/" + name
-		}
-		if housekeeping[name] {
-			return ""
-		}
-		if a := reCommandArgs.FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
-			return shorten(name+" "+strings.TrimSpace(a[1]), maxRequest)
-		}
-		return name
+	if m := reApprovedPlan.FindStringSubmatch(result); m != nil {
+		return clean(m[1])
 	}
-	if isInjected(text) {
-		return ""
-	}
-	return shorten(text, maxRequest)
+	return ""
 }
 
-func isInjected(text string) bool {
-	for _, p := range injected {
-		if strings.HasPrefix(text, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// rejected reports a tool result that says the user refused the call: it
-// did not run, so it neither failed nor changed anything.
-func rejected(text string) bool {
-	return strings.Contains(text, "The user doesn't want to proceed with this tool use") ||
-		strings.Contains(text, "The user doesn't want to take this action") ||
-		strings.HasPrefix(strings.TrimSpace(text), "[Request interrupted by user")
-}
-
-// latestRequestLabel introduces the latest request in a task that also
-// holds the first one.
-const latestRequestLabel = "Latest request: "
-
-func (x *extractor) finish(msgs []compact.Message) Doc {
+func (x *extractor) finish() Doc {
 	// Calls whose results never came (the messages end, or were cut there)
 	// are given the benefit of the doubt: an edit probably landed, a test
 	// is still running.
@@ -566,6 +647,7 @@ func (x *extractor) finish(msgs []compact.Message) Doc {
 				x.testStatus(u.cmd, TestRunning)
 			}
 		}
+		x.files.settle(u.files, false, u.fileOp, x.seq)
 	}
 	d := Doc{
 		Session:   firstNonEmpty(x.opts.SessionID, x.sessionID),
@@ -575,53 +657,138 @@ func (x *extractor) finish(msgs []compact.Message) Doc {
 		Trigger:   x.opts.Trigger,
 		Task:      clean(x.opts.Task),
 		TestsRun:  x.tests,
+		Requests:  x.requests,
+		Plan:      x.plan,
+		Notes:     x.opts.Notes,
 	}
 	if d.CreatedAt.IsZero() {
 		d.CreatedAt = x.lastTime
 	}
 	d.CreatedAt = d.CreatedAt.UTC()
-	if d.Task == "" {
-		d.Task = x.firstReq
-		if x.lastReq != x.firstReq {
-			d.Task += "\n\n" + latestRequestLabel + x.lastReq
-		}
+	if d.Task == "" && len(x.requests) > 0 {
+		d.Task = x.requests[0]
 	}
-	for _, p := range x.files {
-		if x.fileState[p] != fileFailed {
-			d.FilesModified = append(d.FilesModified, p)
+	for _, it := range x.tracker.tasks() {
+		t := it.Task
+		if t.Status == TaskInProgress {
+			t.Detail = x.taskDetail(it)
 		}
+		d.Tasks = append(d.Tasks, t)
 	}
-	d.Decisions = x.decisions
+	d.Files = x.files.result()
+	if wt := x.opts.WorkTree; wt != nil {
+		d.Files = applyWorkTree(d.Files, wt)
+	}
+	for _, f := range d.Files {
+		d.FilesModified = append(d.FilesModified, f.Path)
+	}
+	x.settingsDecisions()
+	d.Decisions = x.decision.result()
 	d.Blockers = x.blockers
-	for _, k := range x.errKeys {
-		d.Errors = append(d.Errors, x.errText[k])
-	}
-	d.NextSteps = append(d.NextSteps, x.todo...)
-	seen := map[string]bool{}
-	for _, s := range d.NextSteps {
-		seen[s] = true
-	}
-	for _, n := range x.notes {
-		d.NextSteps = appendUnique(d.NextSteps, seen, n)
-	}
-	d.Context = contextLine(x.opts.ContextSummary, x.opts.Compactions)
+	d.Errors = x.errs.texts()
+	d.LastWords = x.lastWords
+	d.NextSteps = x.nextSteps(d.Tasks)
+	d.Context = x.contextLine(d.Tasks)
 	return d
 }
 
-func contextLine(summary string, compactions int) string {
-	summary = oneLine(clean(summary))
-	c := fmt.Sprintf("compactions: %d", compactions)
-	if summary == "" {
-		return c
+// settingsDecisions adds the settings of the files the session changed
+// most recently, and that still exist, to the decisions.
+func (x *extractor) settingsDecisions() {
+	kept := 0
+	for i := len(x.settings.order) - 1; i >= 0 && kept < maxSettings; i-- {
+		p := x.settings.order[i]
+		if fi := x.files.files[p]; fi == nil || fi.status == FileDeleted {
+			continue
+		}
+		if s := x.settings.summary(p, x.rel(p)); s != "" {
+			x.decision.list = append(x.decision.list, decision{text: shorten(s, maxItem), score: scoreSetting,
+				seq: x.settings.seq[p], words: wordSet(s), setting: true})
+			kept++
+		}
 	}
-	return summary + "; " + c
+}
+
+// applyWorkTree corrects the files' states with what git says: a file git
+// reports changed is uncommitted, one it does not is committed (or was
+// reverted); changes the transcript missed are added.
+func applyWorkTree(files []FileChange, wt *WorkTree) []FileChange {
+	changed := map[string]FileChange{}
+	for _, c := range wt.Changed {
+		changed[c.Path] = c
+	}
+	committed := map[string]bool{}
+	for _, p := range wt.Committed {
+		committed[p] = true
+	}
+	seen := map[string]bool{}
+	var out []FileChange
+	for _, f := range files {
+		seen[f.Path] = true
+		if c, ok := changed[f.Path]; ok {
+			f.Git = GitUncommitted
+			if c.Status == FileAdded || c.Status == FileDeleted {
+				f.Status = c.Status
+			}
+		} else {
+			f.Git = GitCommitted
+			if !committed[f.Path] && f.Status != FileDeleted {
+				continue // changed and changed back: nothing to hand over
+			}
+		}
+		out = append(out, f)
+	}
+	for _, c := range wt.Changed {
+		if !seen[c.Path] {
+			c.Git = GitUncommitted
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// contextLine says where the work stopped: the last thing the agent did,
+// the item in progress, and how full the context was.
+func (x *extractor) contextLine(tasks []Task) string {
+	var parts []string
+	stop := "Stopped"
+	if x.lastAction != "" {
+		stop += " while " + x.lastAction
+	}
+	for _, t := range tasks {
+		if t.Status == TaskInProgress && !x.tracker.hasChildren(t.ID) {
+			stop += " (" + firstNonEmpty(t.ID, shorten(t.Subject, 60)) + " in progress)"
+			break
+		}
+	}
+	parts = append(parts, stop)
+	switch {
+	case x.opts.ContextUsed > 0 && x.opts.ContextLimit > 0:
+		parts = append(parts, fmt.Sprintf("context %s of %s tokens (%d%%)", thousands(x.opts.ContextUsed),
+			thousands(x.opts.ContextLimit), x.opts.ContextUsed*100/x.opts.ContextLimit))
+	case x.opts.ContextUsed > 0:
+		parts = append(parts, fmt.Sprintf("context %s tokens", thousands(x.opts.ContextUsed)))
+	case x.opts.ContextSummary != "":
+		parts = append(parts, oneLine(clean(x.opts.ContextSummary)))
+	}
+	parts = append(parts, fmt.Sprintf("compactions: %d", x.opts.Compactions))
+	return strings.Join(parts, "; ")
+}
+
+// thousands writes n with thousands separators: 167,094.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // resolve makes a path relative to the project (as Codex patches give
 // them) absolute, so that the same file edited by two tools is one file.
 func (x *extractor) resolve(p string) string {
 	p = clean(p)
-	if x.project == "" || isAbs(p) {
+	if x.project == "" || isAbs(p) || p == "" {
 		return p
 	}
 	return path.Join(x.project, p)
@@ -640,23 +807,42 @@ func isAbs(p string) bool {
 			(p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z')
 }
 
-// patchFiles lists the files an apply_patch patch touches, from its
-// headers. A moved file counts at both its old and its new path.
-func patchFiles(patch string) []string {
+// patchOp is one file header of an apply_patch patch.
+type patchOp struct {
+	kind string // add, update, delete
+	path string
+	to   string // *** Move to: of an update
+}
+
+// patchOps reads an apply_patch patch's file headers.
+func patchOps(patch string) []patchOp {
 	if !strings.Contains(patch, "*** ") {
 		return nil
 	}
-	var files []string
-	seen := map[string]bool{}
+	var ops []patchOp
 	for _, line := range strings.Split(patch, "\n") {
 		line = strings.TrimSpace(line)
-		for _, h := range []string{"*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:"} {
-			if rest, ok := strings.CutPrefix(line, h); ok {
-				files = appendUnique(files, seen, strings.TrimSpace(rest))
-			}
+		switch {
+		case strings.HasPrefix(line, "*** Add File:"):
+			ops = append(ops, patchOp{kind: "add", path: strings.TrimSpace(line[len("*** Add File:"):])})
+		case strings.HasPrefix(line, "*** Update File:"):
+			ops = append(ops, patchOp{kind: "update", path: strings.TrimSpace(line[len("*** Update File:"):])})
+		case strings.HasPrefix(line, "*** Delete File:"):
+			ops = append(ops, patchOp{kind: "delete", path: strings.TrimSpace(line[len("*** Delete File:"):])})
+		case strings.HasPrefix(line, "*** Move to:") && len(ops) > 0:
+			ops[len(ops)-1].to = strings.TrimSpace(line[len("*** Move to:"):])
 		}
 	}
-	return files
+	return ops
+}
+
+// patchText returns the patch a shell line passes to apply_patch, if any.
+func patchText(line string) string {
+	if !strings.Contains(line, "*** Begin Patch") && !strings.Contains(line, "*** Update File:") &&
+		!strings.Contains(line, "*** Add File:") && !strings.Contains(line, "*** Delete File:") {
+		return ""
+	}
+	return line
 }
 
 // input is a decoded tool input; nil when it is not a JSON object.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -71,8 +73,11 @@ func Parse(markdown string) (Doc, error) {
 
 	d.Task = readText(body[secTask])
 	d.Context = readText(body[secContext])
+	d.Requests = readRequests(body[secRequests], d.Task)
 	for _, s := range readList(body[secFiles]) {
-		d.FilesModified = append(d.FilesModified, readPath(s, d.Project))
+		f := readFile(s, d.Project)
+		d.Files = append(d.Files, f)
+		d.FilesModified = append(d.FilesModified, f.Path)
 	}
 	d.Decisions = readList(body[secDecisions])
 	d.Errors = readList(body[secErrors])
@@ -81,7 +86,82 @@ func Parse(markdown string) (Doc, error) {
 	for _, s := range readRawList(body[secTests]) {
 		d.TestsRun = append(d.TestsRun, readTest(s))
 	}
+	d.Tasks = readTasks(readList(body[secTasks]), d.NextSteps)
+	for _, s := range d.NextSteps {
+		if w, ok := strings.CutPrefix(s, lastWordsLabel); ok {
+			d.LastWords = strings.TrimSuffix(strings.TrimPrefix(w, "“"), "”")
+		}
+		if p, ok := strings.CutPrefix(s, planLabel); ok {
+			d.Plan = p
+		}
+	}
 	return d, nil
+}
+
+var reNumbered = regexp.MustCompile(`^(\d+)\. (.*)$`)
+
+// readRequests undoes writeNumbered: when the list starts at 2 (or is
+// empty), request 1 is the task.
+func readRequests(lines []string, task string) []string {
+	var reqs []string
+	first := 0
+	for _, l := range lines {
+		m := reNumbered.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		if first == 0 {
+			first, _ = strconv.Atoi(m[1])
+		}
+		reqs = append(reqs, strings.TrimPrefix(m[2], `\`))
+	}
+	if task != "" && (first == 0 || first >= 2) {
+		reqs = append([]string{task}, reqs...)
+	}
+	return reqs
+}
+
+// readTasks gathers the tracker items of the Tasks section and of the
+// next steps, in the order Extract gives them: in progress, pending,
+// done.
+func readTasks(section, next []string) []Task {
+	var out []Task
+	for _, s := range append(append([]string(nil), section...), next...) {
+		if t, ok := parseTaskLine(s); ok {
+			out = append(out, t)
+		}
+	}
+	rank := map[string]int{TaskInProgress: 0, TaskPending: 1, TaskBlocked: 1, TaskCompleted: 2, TaskDeleted: 3}
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Status] < rank[out[j].Status] })
+	return out
+}
+
+var reFileNotes = regexp.MustCompile(`^(.*) \(((?:new|deleted|uncommitted)(?:, (?:new|deleted|uncommitted))*)\)$`)
+
+// readFile undoes fileItems.
+func readFile(s, project string) FileChange {
+	f := FileChange{Status: FileModified}
+	if m := reFileNotes.FindStringSubmatch(s); m != nil {
+		s = m[1]
+		for _, n := range strings.Split(m[2], ", ") {
+			switch n {
+			case "new":
+				f.Status = FileAdded
+			case "deleted":
+				f.Status = FileDeleted
+			case "uncommitted":
+				f.Git = GitUncommitted
+			}
+		}
+	}
+	if from, to, ok := strings.Cut(s, movedArrow); ok {
+		f.From, s = readPath(from, project), to
+		if f.Status == FileModified {
+			f.Status = FileMoved
+		}
+	}
+	f.Path = readPath(s, project)
+	return f
 }
 
 func parseFrontmatter(d *Doc, lines []string) error {

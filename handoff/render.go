@@ -10,11 +10,14 @@ import (
 	"time"
 )
 
-// section indexes the Markdown's sections, in the order CONTRACT.md fixes.
+// section indexes the Markdown's sections, in the order CONTRACT.md fixes
+// (Requests and Tasks sit between Task and Files modified).
 type section int
 
 const (
 	secTask section = iota
+	secRequests
+	secTasks
 	secFiles
 	secDecisions
 	secTests
@@ -25,12 +28,14 @@ const (
 	numSections
 )
 
-var headings = [numSections]string{"Task", "Files modified", "Decisions", "Tests run", "Errors", "Blockers",
-	"Next steps", "Context"}
+var headings = [numSections]string{"Task", "Requests", "Tasks", "Files modified", "Decisions", "Tests run",
+	"Errors", "Blockers", "Next steps", "Context"}
 
 // trimOrder is the order in which lists give way to a budget: the least
-// needed first. The task is shortened only after every list has given way.
-var trimOrder = []section{secTests, secFiles, secDecisions, secBlockers, secErrors, secNext}
+// needed first. Tasks done come first (the next steps hold the open ones),
+// then the files, errors, decisions, requests, and next steps last. The
+// task is shortened only after every list has given way.
+var trimOrder = []section{secTests, secTasks, secFiles, secBlockers, secErrors, secDecisions, secRequests, secNext}
 
 // none stands for an empty section.
 const none = "_none_"
@@ -55,13 +60,13 @@ func fullLayout() layout {
 // (budget <= 0 means DefaultBudget; a nil count means ApproxTokens).
 //
 // The Markdown starts with a frontmatter block (id when set, session,
-// project, branch, created, trigger), then has every section of CONTRACT.md
-// in order, an empty one as _none_. Paths under the project are shown
-// relative to it. When the whole document does not fit, long items are
-// shortened first; then lists give way by priority, tests first, then
-// files, decisions, blockers, errors and next steps last, each cut to its
-// first items and a "… +N more" line; then what is left, the task last,
-// is shortened further. Cuts fall between runes, never inside one.
+// project, branch, created, trigger), then has every section in order, an
+// empty one as _none_. Paths under the project are shown relative to it.
+// When the whole document does not fit, long items are shortened first;
+// then lists give way by priority (trimOrder), each cut to its first (or,
+// for requests, latest) items and a "… +N more" line; then what is left,
+// the task last, is shortened further. Cuts fall between runes, never
+// inside one.
 //
 // For any budget >= MinBudget the result fits and keeps the task and at
 // least one next step (when there are any), shortened if need be, unless
@@ -144,13 +149,53 @@ func Render(d Doc, budget int, count func(string) int) string {
 // lists gives the number of items of each list section.
 func lists(d Doc) [numSections]int {
 	var n [numSections]int
-	n[secFiles] = len(d.FilesModified)
+	n[secRequests] = len(shownRequests(d))
+	n[secTasks] = len(shownTasks(d))
+	n[secFiles] = max(len(d.Files), len(d.FilesModified))
 	n[secDecisions] = len(d.Decisions)
 	n[secTests] = len(d.TestsRun)
 	n[secErrors] = len(d.Errors)
 	n[secBlockers] = len(d.Blockers)
 	n[secNext] = len(d.NextSteps)
 	return n
+}
+
+// shownRequests are the requests the Requests section lists, numbered:
+// the task is request 1 when it was read from the conversation, and is
+// not repeated.
+func shownRequests(d Doc) []string {
+	reqs := d.Requests
+	if len(reqs) > 0 && reqs[0] == d.Task {
+		reqs = reqs[1:]
+	}
+	return reqs
+}
+
+// requestBase is the number of the first shown request less one.
+func requestBase(d Doc) int {
+	if len(d.Requests) > 0 && d.Requests[0] == d.Task {
+		return 1
+	}
+	return 0
+}
+
+// shownTasks are the tracker items the Tasks section lists: those done or
+// deleted (the next steps hold the open ones) and the items that group
+// others (an epic), whatever their state.
+func shownTasks(d Doc) []Task {
+	parents := map[string]bool{}
+	for _, t := range d.Tasks {
+		if t.Parent != "" {
+			parents[t.Parent] = true
+		}
+	}
+	var out []Task
+	for _, t := range d.Tasks {
+		if !t.Open() || (t.ID != "" && parents[t.ID]) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func render(d Doc, l layout) string {
@@ -174,15 +219,20 @@ func render(d Doc, l layout) string {
 		b.WriteString("\n## " + headings[sec] + "\n")
 		switch sec {
 		case secTask:
-			writeText(&b, shortenTask(d.Task, l.taskMax))
+			writeText(&b, shortenMiddle(d.Task, l.taskMax))
 		case secContext:
 			writeText(&b, shorten(d.Context, l.contextMax))
-		case secFiles:
-			files := make([]string, len(d.FilesModified))
-			for i, p := range d.FilesModified {
-				files[i] = showPath(p, d.Project)
+		case secRequests:
+			writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec])
+		case secTasks:
+			tasks := shownTasks(d)
+			items := make([]string, len(tasks))
+			for i, t := range tasks {
+				items[i] = taskLine(t)
 			}
-			writeList(&b, files, l.keep[sec], l.itemMax[sec])
+			writeList(&b, items, l.keep[sec], l.itemMax[sec])
+		case secFiles:
+			writeItems(&b, fileItems(d, l.itemMax[sec]), l.keep[sec])
 		case secDecisions:
 			writeList(&b, d.Decisions, l.keep[sec], l.itemMax[sec])
 		case secErrors:
@@ -204,6 +254,45 @@ func render(d Doc, l layout) string {
 	}
 	return b.String()
 }
+
+// fileItems shows each changed file: its path (relative to the project),
+// where it was moved from, and what else is worth knowing about it: new,
+// deleted, uncommitted.
+func fileItems(d Doc, max int) []string {
+	if len(d.Files) == 0 {
+		items := make([]string, len(d.FilesModified))
+		for i, p := range d.FilesModified {
+			items[i] = escapeItem(singleLine(shorten(showPath(p, d.Project), max)))
+		}
+		return items
+	}
+	items := make([]string, len(d.Files))
+	for i, f := range d.Files {
+		s := showPath(f.Path, d.Project)
+		if f.From != "" {
+			s = showPath(f.From, d.Project) + movedArrow + s
+		}
+		var notes []string
+		switch f.Status {
+		case FileAdded:
+			notes = append(notes, "new")
+		case FileDeleted:
+			notes = append(notes, "deleted")
+		}
+		if f.Git == GitUncommitted {
+			notes = append(notes, "uncommitted")
+		}
+		s = escapeItem(singleLine(shorten(s, max)))
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, ", ") + ")"
+		}
+		items[i] = s
+	}
+	return items
+}
+
+// movedArrow joins a moved file's old and new paths.
+const movedArrow = " → "
 
 // A frontmatter value is written bare when nothing in it could be misread
 // (by us or by a YAML reader), else as a JSON string, which YAML reads as a
@@ -246,6 +335,24 @@ func writeList(b *strings.Builder, list []string, keep, max int) {
 		items[i] = escapeItem(singleLine(shorten(s, max)))
 	}
 	writeItems(b, items, keep)
+}
+
+// writeNumbered writes a numbered list starting at base+1; when cut, it
+// keeps the latest items.
+func writeNumbered(b *strings.Builder, list []string, base, keep, max int) {
+	if len(list) == 0 {
+		b.WriteString(none + "\n")
+		return
+	}
+	if keep < 0 || keep > len(list) {
+		keep = len(list)
+	}
+	if more := len(list) - keep; more > 0 {
+		fmt.Fprintf(b, "- … +%d more\n", more)
+	}
+	for i := len(list) - keep; i < len(list); i++ {
+		fmt.Fprintf(b, "%d. %s\n", base+i+1, escapeItem(singleLine(shortenMiddle(list[i], max))))
+	}
 }
 
 func writeItems(b *strings.Builder, items []string, keep int) {
@@ -311,20 +418,6 @@ func codeSpan(s string) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
-}
-
-// shortenTask shortens a task to max runes, giving the first and the
-// latest request half each when it holds both.
-func shortenTask(task string, limit int) string {
-	if limit <= 0 {
-		return task
-	}
-	first, latest, ok := strings.Cut(task, "\n\n"+latestRequestLabel)
-	if !ok {
-		return shorten(task, limit)
-	}
-	half := limit / 2
-	return shorten(first, half) + "\n\n" + latestRequestLabel + shorten(latest, max(half-len(latestRequestLabel), 20))
 }
 
 // projectPrefix is what a path under project starts with.

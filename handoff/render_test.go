@@ -16,7 +16,7 @@ func bigDoc() Doc {
 		ID: 42, Session: "5b0d9e77-1c2f-4a6b-8e3d-9f4a2c6b1d08", Project: "/home/dev/src/shop", Branch: "chore/vite",
 		CreatedAt: time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), Trigger: "auto",
 		Task: strings.Repeat("Migrate the shop — «webpack» → vite, keep every page 🚀 working. ", 12) +
-			"\n\n" + latestRequestLabel + strings.Repeat("Also fix the 結帳 flow. ", 20),
+			"\n\nAlso: " + strings.Repeat("fix the 結帳 flow. ", 20),
 		Context: "158,000 / 200,000 tokens (79%), claude-opus-4-1; compactions: 3",
 	}
 	for i := range 60 {

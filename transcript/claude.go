@@ -25,8 +25,16 @@ package transcript
 //	progress                       skipped: hook, bash and agent progress is
 //	                               streaming output already in the tool_result
 //	file-history-snapshot          skipped: file backups for undo, no content
-//	queue-operation                skipped: prompts queued while the agent ran;
-//	                               the prompt arrives later as a user line
+//	queue-operation                prompts typed while the agent ran. enqueue
+//	                               holds the text; dequeue means it arrives
+//	                               later as a user line; remove means it was
+//	                               handed to the running turn and is written
+//	                               nowhere else (up to 2.1.x builds that
+//	                               persist attachments): a user Message then;
+//	                               popAll gave it back to the input box
+//	attachment queued_command      the same prompt, where attachments are
+//	                               persisted: a user Message, once
+//	attachment (other types)       skipped: reminders, tool listings
 //	last-prompt                    skipped: a copy of the last user prompt
 //	any other type                 skipped: newer Claude Code line kinds
 //	no type, not an object         bad input, counted in Result.Skipped
@@ -67,6 +75,8 @@ type claudeLine struct {
 	Content           []byte // raw: system lines
 	Summary           string // summary lines
 	CompactMetadata   []byte // raw
+	Operation         string // queue-operation lines
+	Attachment        []byte // raw: attachment lines
 	// Payload marks a Codex line, which is not a Claude record.
 	Payload bool
 	// Bad names the first field of an unexpected JSON type.
@@ -128,6 +138,10 @@ func decodeClaudeLine(data []byte, l *claudeLine) string {
 			l.Content = v
 		case "compactMetadata":
 			l.CompactMetadata = v
+		case "operation":
+			str("operation", v, &l.Operation)
+		case "attachment":
+			l.Attachment = v
 		case "payload":
 			l.Payload = string(v) != "null"
 		}
@@ -311,6 +325,10 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 		default:
 			p.skipLink(&l)
 		}
+	case "queue-operation":
+		rec.Message = p.queueOperation(&l, data)
+	case "attachment":
+		rec.Message = p.attachment(&l, data)
 	case "summary":
 		if p.st.SessionID == "" {
 			// No session yet: hold the title for the first line that names one.
@@ -396,6 +414,10 @@ func (p *claudeParser) base(l *claudeLine, data []byte, role compact.Role) *comp
 }
 
 func (p *claudeParser) message(l *claudeLine, msg *claudeMessage, blocks []compact.Block, data []byte) *compact.Message {
+	if l.Type == "user" && len(blocks) > 0 && blocks[0].Kind == compact.BlockText {
+		// a queued prompt that arrives as a line of its own is no longer pending
+		p.st.carry().dequeue(blocks[0].Text)
+	}
 	role := compact.Role(msg.Role)
 	switch role {
 	case compact.RoleUser, compact.RoleAssistant, compact.RoleSystem:
@@ -581,4 +603,95 @@ func flattenClaude(raw []byte) string {
 		return sb.String()
 	}
 	return string(raw)
+}
+
+// queueOperation follows Claude Code's queue of prompts typed while the
+// agent was busy. A prompt handed to the running turn ("remove") is written
+// nowhere else in transcripts of builds that do not persist attachments,
+// so it becomes a user message here; one taken between turns ("dequeue")
+// arrives as a user line of its own; "popAll" gave the prompts back to the
+// input box. Matching goes by text, not by queue order: not every build
+// writes a dequeue for every enqueue.
+func (p *claudeParser) queueOperation(l *claudeLine, data []byte) *compact.Message {
+	c := p.st.carry()
+	content, _ := asString(l.Content)
+	switch l.Operation {
+	case "enqueue":
+		c.enqueue(content)
+	case "dequeue":
+		if content != "" {
+			c.dequeue(content)
+		}
+	case "popAll":
+		c.queued = nil
+	case "remove":
+		text, ok := c.take(content)
+		if !ok || !typedPrompt(text) || c.wasDelivered(text) {
+			return nil
+		}
+		c.deliver(text)
+		return p.queuedPrompt(l, data, text)
+	}
+	return nil
+}
+
+// attachment reads the attachment lines newer builds persist: a
+// queued_command of the "prompt" kind is a prompt the user typed while the
+// agent was busy, handed to the running turn.
+func (p *claudeParser) attachment(l *claudeLine, data []byte) *compact.Message {
+	if l.IsMeta || l.IsSidechain {
+		return nil
+	}
+	var typ, mode, origin string
+	var prompt []byte
+	fieldsOf(l.Attachment, func(k, v []byte) {
+		switch key(k) {
+		case "type":
+			typ, _ = asString(v)
+		case "commandMode":
+			mode, _ = asString(v)
+		case "prompt":
+			prompt = v
+		case "origin":
+			fieldsOf(v, func(k, v []byte) {
+				if key(k) == "kind" {
+					origin, _ = asString(v)
+				}
+			})
+		}
+	})
+	if typ != "queued_command" || (mode != "" && mode != "prompt") || (origin != "" && origin != "human") {
+		return nil
+	}
+	var text string
+	if s, ok := asString(prompt); ok {
+		text = s
+	} else if blocks, ok := claudeContent(prompt); ok {
+		text = compact.Message{Blocks: blocks}.Text()
+	}
+	c := p.st.carry()
+	c.dequeue(text)
+	if !typedPrompt(text) || c.wasDelivered(text) {
+		return nil
+	}
+	c.deliver(text)
+	return p.queuedPrompt(l, data, text)
+}
+
+// queuedPrompt is a prompt delivered mid-turn, as a user message.
+func (p *claudeParser) queuedPrompt(l *claudeLine, data []byte, text string) *compact.Message {
+	parent := p.st.LastUUID
+	m := p.base(l, data, compact.RoleUser)
+	if m.ParentUUID == "" {
+		m.ParentUUID = parent
+	}
+	m.Blocks = []compact.Block{{Kind: compact.BlockText, Text: text}}
+	return m
+}
+
+// typedPrompt tells a prompt the user typed from a queued notification or
+// a slash command (which runs locally, not as a prompt).
+func typedPrompt(text string) bool {
+	t := strings.TrimSpace(text)
+	return t != "" && !strings.HasPrefix(t, "/") && !hasAnyPrefix(t, claudeMetaPrefixes)
 }

@@ -79,8 +79,11 @@ var corpusWants = []corpusWant{
 		roles:     map[compact.Role]int{"user": 175, "assistant": 262},
 		responses: 170, usages: 262, toolUse: 167, toolResult: 167, isError: 23, meta: 2, sidechain: 405,
 		sessionRecords: 6, titles: []string{"Empty Repo Setup: CLAUDE.md Foundation Created"}},
-	{file: "claude/spotter-258c7280-ae70-4798-800f-63464d01a85d.jsonl", format: FormatClaude, lines: 1863, messages: 491,
-		roles:     map[compact.Role]int{"user": 192, "assistant": 299},
+	// Two of its user messages are prompts typed while the agent worked
+	// ("check again", "new beads for the epic were added. tackle them"):
+	// their queue-operation enqueue/remove lines are their only record.
+	{file: "claude/spotter-258c7280-ae70-4798-800f-63464d01a85d.jsonl", format: FormatClaude, lines: 1863, messages: 493,
+		roles:     map[compact.Role]int{"user": 194, "assistant": 299},
 		responses: 152, usages: 299, toolUse: 186, toolResult: 186, isError: 7, thinking: 19, meta: 3,
 		compactSummary: 1, sessionRecords: 1,
 		bounds: []compact.Boundary{{Trigger: "auto", PreTokens: 167094}}},

@@ -238,6 +238,67 @@ func isTypeError(err error) bool {
 type carry struct {
 	aliases     aliasCache
 	userCompact bool
+	// queued are prompts enqueued and not yet seen delivered; delivered
+	// the latest prompts emitted from the queue, so that a prompt a build
+	// records twice (remove and attachment) is one message. Both are only
+	// appended to or replaced, never written in place, so that a line's
+	// snapshot can share them.
+	queued, delivered []string
+}
+
+// maxQueued bounds the queue a State carries.
+const maxQueued = 16
+
+func (c *carry) enqueue(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	c.queued = append(c.queued, text)
+	if len(c.queued) > maxQueued {
+		c.queued = c.queued[len(c.queued)-maxQueued:]
+	}
+}
+
+// dequeue drops a pending prompt that arrived by another way.
+func (c *carry) dequeue(text string) {
+	for i, q := range c.queued {
+		if q == text {
+			c.queued = append(c.queued[:i:i], c.queued[i+1:]...)
+			return
+		}
+	}
+}
+
+// take removes the prompt a "remove" names: by its text when the line has
+// it, else the oldest typed prompt pending.
+func (c *carry) take(text string) (string, bool) {
+	if text != "" {
+		c.dequeue(text)
+		return text, true
+	}
+	for i, q := range c.queued {
+		if typedPrompt(q) {
+			c.queued = append(c.queued[:i:i], c.queued[i+1:]...)
+			return q, true
+		}
+	}
+	return "", false
+}
+
+func (c *carry) deliver(text string) {
+	c.delivered = append(c.delivered, text)
+	if len(c.delivered) > maxQueued {
+		c.delivered = c.delivered[len(c.delivered)-maxQueued:]
+	}
+}
+
+func (c *carry) wasDelivered(text string) bool {
+	for _, d := range c.delivered {
+		if d == text {
+			return true
+		}
+	}
+	return false
 }
 
 // carry returns st's carry, making it on first use.
@@ -257,6 +318,8 @@ type stateJSON struct {
 	statePlain
 	Links       [][2]string `json:"links,omitempty"`
 	UserCompact bool        `json:"userCompact,omitempty"`
+	Queued      []string    `json:"queued,omitempty"`
+	Delivered   []string    `json:"delivered,omitempty"`
 }
 
 // statePlain is State without its methods.
@@ -270,6 +333,7 @@ func (st State) MarshalJSON() ([]byte, error) {
 	if st.c != nil {
 		v.Links = st.c.aliases.tail(carriedLinks)
 		v.UserCompact = st.c.userCompact
+		v.Queued, v.Delivered = st.c.queued, st.c.delivered
 	}
 	return json.Marshal(v)
 }
@@ -282,9 +346,10 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	}
 	*st = State(v.statePlain)
 	st.c = nil
-	if len(v.Links) > 0 || v.UserCompact {
+	if len(v.Links) > 0 || v.UserCompact || len(v.Queued) > 0 || len(v.Delivered) > 0 {
 		c := st.carry()
 		c.userCompact = v.UserCompact
+		c.queued, c.delivered = v.Queued, v.Delivered
 		for _, l := range v.Links {
 			c.aliases.set(l[0], l[1])
 		}
@@ -296,14 +361,18 @@ func (st *State) UnmarshalJSON(b []byte) error {
 // stateSnapshot is what reading one line may change in a State, except
 // the alias cache, where reading a line again adds the same entries.
 type stateSnapshot struct {
-	st          State
-	userCompact bool
+	st                State
+	userCompact       bool
+	queued, delivered []string
 }
 
 func (st *State) snapshot() stateSnapshot {
 	s := stateSnapshot{st: *st}
 	if st.c != nil {
 		s.userCompact = st.c.userCompact
+		// The carry's lists are never written in place (see carry), so
+		// keeping the slices keeps their contents.
+		s.queued, s.delivered = st.c.queued, st.c.delivered
 	}
 	return s
 }
@@ -312,6 +381,7 @@ func (st *State) restore(s stateSnapshot) {
 	*st = s.st
 	if st.c != nil {
 		st.c.userCompact = s.userCompact
+		st.c.queued, st.c.delivered = s.queued, s.delivered
 	}
 }
 

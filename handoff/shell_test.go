@@ -1,6 +1,9 @@
 package handoff
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestAnalyzeShell(t *testing.T) {
 	tests := []struct {
@@ -150,25 +153,20 @@ func TestTestFailed(t *testing.T) {
 	}
 }
 
-func TestPatchFiles(t *testing.T) {
+func TestPatchOps(t *testing.T) {
 	patch := "*** Begin Patch\n*** Update File: a.go\n@@\n-x\n+y\n*** Add File: b/c.go\n+package c\n" +
-		"*** Delete File: d.go\n*** Update File: e.go\n*** Move to: f.go\n*** Update File: a.go\n*** End Patch"
-	got := patchFiles(patch)
-	want := []string{"a.go", "b/c.go", "d.go", "e.go", "f.go"}
-	if len(got) != len(want) {
-		t.Fatalf("patchFiles = %q, want %q", got, want)
+		"*** Delete File: d.go\n*** Update File: e.go\n*** Move to: f.go\n*** End Patch"
+	got := patchOps(patch)
+	want := []patchOp{{"update", "a.go", ""}, {"add", "b/c.go", ""}, {"delete", "d.go", ""}, {"update", "e.go", "f.go"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("patchOps = %+v, want %+v", got, want)
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("patchFiles = %q, want %q", got, want)
-		}
-	}
-	if got := patchFiles("[REDACTED_INPUT len=2571 sha=adb0568c]"); got != nil {
-		t.Errorf("redacted patch gave %q", got)
+	if got := patchOps("[REDACTED_INPUT len=2571 sha=adb0568c]"); got != nil {
+		t.Errorf("redacted patch gave %+v", got)
 	}
 }
 
-func TestErrorLine(t *testing.T) {
+func TestDescribeFailureBasics(t *testing.T) {
 	tests := []struct {
 		text string
 		test bool
@@ -181,8 +179,8 @@ func TestErrorLine(t *testing.T) {
 		{"", false, ""},
 	}
 	for _, tc := range tests {
-		if got := errorLine(tc.text, tc.test); got != tc.want {
-			t.Errorf("errorLine(%q) = %q, want %q", tc.text, got, tc.want)
+		if got := describeFailure(tc.text, tc.test); got != tc.want {
+			t.Errorf("describeFailure(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}
 }

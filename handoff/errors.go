@@ -1,0 +1,119 @@
+package handoff
+
+import "strings"
+
+// Errors still open at the cut. A failure stays open until something later
+// shows it fixed:
+//   - the same command passes again, or a broader run of it that covers it
+//     (go test ./... covers go test ./pkg/x -run T; mix test covers
+//     mix test test/x_test.exs:12);
+//   - the same file tool call on the same file succeeds;
+//   - a command the agent described the same way (a rerun) succeeds, or a
+//     later successful command contains the failed one (rerun under
+//     bash -c, or with more around it).
+// Commands that only look (grep with no match, ls of a missing path,
+// which, test -f, git status) are not failures at all.
+
+// failure is one open error.
+type failure struct {
+	key   string // what must pass again: "file:<path>", a command key, "tool:<name>"
+	scope scope  // for commands: what the failed run covered
+	desc  string // the agent's own description of the call
+	core  string // the failed command line, normalized, for containment
+	text  string // the error line the handoff shows
+	seq   int
+}
+
+type errorTracker struct {
+	open []failure
+}
+
+// fail records a failure; it replaces an older failure of the same key.
+func (e *errorTracker) fail(f failure) {
+	e.drop(func(o failure) bool { return o.key == f.key && o.scope.filter == f.scope.filter && samePaths(o.scope, f.scope) })
+	e.open = append(e.open, f)
+}
+
+// succeed resolves every open failure that a success shows fixed.
+func (e *errorTracker) succeed(key string, sc scope, desc, core string) {
+	e.drop(func(o failure) bool {
+		switch {
+		case o.key == key && (o.scope.key == "" || sc.covers(o.scope)):
+			return true
+		case desc != "" && o.desc == desc && (len(strings.Fields(desc)) >= 3 || sameProgram(o.key, key)):
+			// the agent ran "the same thing" again, its own words say so
+			return true
+		case len(o.core) >= 16 && core != "" && strings.Contains(core, o.core):
+			return true
+		}
+		return false
+	})
+}
+
+func (e *errorTracker) drop(match func(failure) bool) {
+	kept := e.open[:0]
+	for _, o := range e.open {
+		if !match(o) {
+			kept = append(kept, o)
+		}
+	}
+	e.open = kept
+}
+
+func sameProgram(a, b string) bool {
+	pa, _, _ := strings.Cut(a, " ")
+	pb, _, _ := strings.Cut(b, " ")
+	return pa == pb
+}
+
+func samePaths(a, b scope) bool {
+	if len(a.paths) != len(b.paths) {
+		return false
+	}
+	for i := range a.paths {
+		if a.paths[i] != b.paths[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// texts lists the open errors' lines, oldest first.
+func (e *errorTracker) texts() []string {
+	var out []string
+	for _, f := range e.open {
+		out = appendUnique(out, map[string]bool{}, f.text)
+	}
+	return out
+}
+
+// errorText is the line an error gets: what ran, then what failed.
+func errorText(label, output string, test bool) string {
+	msg := label + " failed"
+	if detail := describeFailure(output, test); detail != "" {
+		msg = label + ": " + detail
+	}
+	return shorten(oneLine(msg), maxError)
+}
+
+// commandLabel names a command line in an error: the whole (normalized)
+// line when it is short; else, for a test run, the runner and what it ran;
+// else the command and its first operand.
+func commandLabel(cmd string, sc scope, test bool) string {
+	if len([]rune(cmd)) <= 60 || sc.key == "" {
+		return "`" + shorten(oneLine(cmd), maxLabel) + "`"
+	}
+	label := sc.key
+	switch {
+	case test:
+		if len(sc.paths) > 0 {
+			label += " " + strings.Join(sc.paths, " ")
+		}
+		if sc.filter != "" {
+			label += " " + sc.filter
+		}
+	case len(sc.paths) > 0 && len(sc.paths[0]) <= 40 && !strings.ContainsAny(sc.paths[0], " \n"):
+		label += " " + sc.paths[0]
+	}
+	return "`" + shorten(label, maxLabel) + "`"
+}

@@ -1,0 +1,466 @@
+package handoff
+
+import (
+	"path"
+	"strings"
+)
+
+// The files a session really changed: from its file tools (Edit, Write,
+// MultiEdit, NotebookEdit, apply_patch) and from what its shell commands do
+// to files (mv, git mv, rm, git rm, cp, sed -i, redirections, tee, touch).
+// A moved file is shown at its new path, a deleted one as deleted. Commits
+// are followed too, so that the handoff can tell what is still uncommitted.
+
+// fileInfo is what the session did to one file.
+type fileInfo struct {
+	status  string // FileModified, FileAdded, FileDeleted, FileMoved
+	from    string // the old path of a moved file
+	state   fileState
+	changed int // the message index of the latest change
+}
+
+// fileState tracks whether a change really happened: a call whose result
+// is an error (or that the user rejected) changed nothing.
+type fileState int
+
+const (
+	filePending fileState = iota // call seen, result not (yet) seen
+	fileChanged
+	fileFailed
+)
+
+type fileTracker struct {
+	order []string // paths, first-seen order; a moved file takes its old place
+	files map[string]*fileInfo
+	// committed is the message index of the latest successful commit of
+	// each file; gitSeen says the session works in a git checkout.
+	committed map[string]int
+	staged    map[string]bool
+	gitSeen   bool
+}
+
+func newFileTracker() fileTracker {
+	return fileTracker{files: map[string]*fileInfo{}, committed: map[string]int{}, staged: map[string]bool{}}
+}
+
+// touch records a tool's pending change of p.
+func (f *fileTracker) touch(p string, seq int) {
+	if _, ok := f.files[p]; !ok {
+		f.order = append(f.order, p)
+		f.files[p] = &fileInfo{status: FileModified, state: filePending, changed: seq}
+	}
+}
+
+// settle applies a tool's result to the files it named.
+func (f *fileTracker) settle(paths []string, failed bool, status string, seq int) {
+	for _, p := range paths {
+		fi := f.files[p]
+		if fi == nil {
+			continue
+		}
+		switch {
+		case !failed:
+			if fi.state != fileChanged && status != "" {
+				fi.status = status
+			} else if status == FileDeleted {
+				fi.status = FileDeleted
+			} else if fi.status == FileDeleted && status != FileDeleted {
+				fi.status = FileModified // written again after a delete
+			}
+			fi.state, fi.changed = fileChanged, seq
+		case fi.state == filePending:
+			fi.state = fileFailed
+		}
+	}
+}
+
+// change records a change a shell command made (it already succeeded).
+func (f *fileTracker) change(p, status string, seq int) {
+	fi, ok := f.files[p]
+	if !ok {
+		f.order = append(f.order, p)
+		fi = &fileInfo{status: status}
+		f.files[p] = fi
+	} else if status == FileDeleted {
+		fi.status = FileDeleted
+	} else if fi.status == FileDeleted || fi.state != fileChanged {
+		fi.status = status
+	}
+	fi.state, fi.changed = fileChanged, seq
+}
+
+// move records `mv from to`: the file keeps its place in the list and is
+// shown at its new path.
+func (f *fileTracker) move(from, to string, seq int) {
+	fi, ok := f.files[from]
+	if !ok {
+		fi = &fileInfo{status: FileMoved, from: from}
+		f.order = append(f.order, to)
+	} else {
+		for i, p := range f.order {
+			if p == from {
+				f.order[i] = to
+			}
+		}
+		delete(f.files, from)
+		switch {
+		case fi.status == FileAdded:
+			// a file the session created and then renamed is simply new
+		case fi.status == FileMoved:
+			// moved twice: from its first place
+		default:
+			fi.status, fi.from = FileMoved, from
+		}
+	}
+	if old, dup := f.files[to]; dup && old != fi {
+		// moved over a file the list already had: one entry
+		f.order = removeFirst(f.order, to)
+	}
+	fi.state, fi.changed = fileChanged, seq
+	f.files[to] = fi
+}
+
+func removeFirst(list []string, s string) []string {
+	for i, x := range list {
+		if x == s {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// commit records a successful commit of the given paths (all: every
+// change so far).
+func (f *fileTracker) commit(paths []string, all bool, seq int) {
+	f.gitSeen = true
+	if all {
+		for p, fi := range f.files {
+			if fi.state == fileChanged {
+				f.committed[p] = seq
+			}
+		}
+		clear(f.staged)
+		return
+	}
+	for p := range f.staged {
+		paths = append(paths, p)
+	}
+	clear(f.staged)
+	for p, fi := range f.files {
+		if fi.state != fileChanged {
+			continue
+		}
+		for _, q := range paths {
+			if p == q || strings.HasPrefix(p, strings.TrimSuffix(q, "/")+"/") {
+				f.committed[p] = seq
+				break
+			}
+		}
+	}
+}
+
+// result lists the changes, in order, with their git state.
+func (f *fileTracker) result() []FileChange {
+	var out []FileChange
+	for _, p := range f.order {
+		fi := f.files[p]
+		if fi == nil || fi.state == fileFailed {
+			continue
+		}
+		c := FileChange{Path: p, Status: fi.status, From: fi.from}
+		if f.gitSeen {
+			c.Git = GitUncommitted
+			if at, ok := f.committed[p]; ok && at >= fi.changed {
+				c.Git = GitCommitted
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// shellFiles applies what a successful command line does to files. dir is
+// the folder it runs in (the project); a leading cd moves it.
+func (x *extractor) shellFiles(line string, seq int) {
+	dir := x.project
+	resolve := func(p string) string {
+		p = strings.Trim(p, `"'`)
+		if p == "" || strings.ContainsAny(p, "*?[]{}$`") {
+			return ""
+		}
+		if strings.HasPrefix(p, "~") {
+			return ""
+		}
+		if !isAbs(p) {
+			if dir == "" {
+				return path.Clean(p)
+			}
+			p = path.Join(dir, p)
+		}
+		p = path.Clean(p)
+		// Only the project's own files: scratch files in /tmp are not work.
+		if x.project != "" && !strings.HasPrefix(p, projectPrefix(x.project)) {
+			return ""
+		}
+		return p
+	}
+	for _, pipe := range parseShell(line) {
+		for _, words := range pipe {
+			for _, t := range redirectTargets(words) {
+				if p := resolve(t); p != "" {
+					x.files.change(p, x.newOrModified(p), seq)
+				}
+			}
+			w := program(words)
+			if len(w) == 0 {
+				continue
+			}
+			base := path.Base(w[0])
+			args := operands(w)
+			switch {
+			case base == "cd" && len(args) == 1:
+				if d := strings.Trim(args[0], `"'`); isAbs(d) {
+					dir = path.Clean(d)
+				} else if dir != "" {
+					dir = path.Join(dir, d)
+				}
+			case base == "mv" || (base == "git" && len(args) > 0 && args[0] == "mv"):
+				if base == "git" {
+					args = args[1:]
+					x.files.gitSeen = true
+				}
+				x.shellMove(args, resolve, seq)
+			case base == "rm" || base == "unlink" || (base == "git" && len(args) > 0 && args[0] == "rm"):
+				if base == "git" {
+					args = args[1:]
+					x.files.gitSeen = true
+					if hasFlag(w, "--cached") {
+						continue // untracked, not deleted
+					}
+				}
+				for _, a := range args {
+					if p := resolve(a); p != "" {
+						x.shellDelete(p, seq)
+					}
+				}
+			case base == "cp" && len(args) >= 2:
+				dst := resolve(args[len(args)-1])
+				if dst == "" {
+					continue
+				}
+				if len(args) > 2 || strings.HasSuffix(args[len(args)-1], "/") {
+					for _, src := range args[:len(args)-1] {
+						p := path.Join(dst, path.Base(src))
+						x.files.change(p, x.newOrModified(p), seq)
+					}
+					continue
+				}
+				x.files.change(dst, x.newOrModified(dst), seq)
+			case base == "touch":
+				for _, a := range args {
+					if p := resolve(a); p != "" {
+						if _, known := x.files.files[p]; !known {
+							x.files.change(p, FileAdded, seq)
+						}
+					}
+				}
+			case base == "tee":
+				for _, a := range args {
+					if p := resolve(a); p != "" {
+						x.files.change(p, x.newOrModified(p), seq)
+					}
+				}
+			case (base == "sed" || base == "perl") && hasFlag(w, "-i") || (base == "perl" && hasFlag(w, "-pi")):
+				for _, a := range inPlaceFiles(w) {
+					if p := resolve(a); p != "" {
+						x.files.change(p, FileModified, seq)
+					}
+				}
+			case base == "git":
+				x.gitCommand(w, args, resolve, seq)
+			}
+		}
+	}
+}
+
+// newOrModified is the status of a file written by the shell: new unless
+// the session knew it already.
+func (x *extractor) newOrModified(p string) string {
+	if fi, ok := x.files.files[p]; ok && fi.status != FileDeleted {
+		return fi.status
+	}
+	return FileModified
+}
+
+func (x *extractor) shellMove(args []string, resolve func(string) string, seq int) {
+	if len(args) < 2 {
+		return
+	}
+	dstArg := args[len(args)-1]
+	dst := resolve(dstArg)
+	if dst == "" {
+		return
+	}
+	srcs := args[:len(args)-1]
+	intoDir := len(srcs) > 1 || strings.HasSuffix(dstArg, "/") || x.isKnownDir(dst)
+	for _, s := range srcs {
+		src := resolve(s)
+		if src == "" {
+			continue
+		}
+		to := dst
+		if intoDir {
+			to = path.Join(dst, path.Base(src))
+		}
+		// A folder moved: every known file under it moves with it.
+		moved := false
+		for _, p := range append([]string(nil), x.files.order...) {
+			if rest, ok := strings.CutPrefix(p, src+"/"); ok {
+				x.files.move(p, path.Join(to, rest), seq)
+				moved = true
+			}
+		}
+		if !moved {
+			x.files.move(src, to, seq)
+		}
+	}
+}
+
+// isKnownDir tells whether p is a folder holding files the session knows.
+func (x *extractor) isKnownDir(p string) bool {
+	for _, q := range x.files.order {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *extractor) shellDelete(p string, seq int) {
+	deleted := false
+	for _, q := range x.files.order {
+		if strings.HasPrefix(q, p+"/") {
+			x.files.change(q, FileDeleted, seq)
+			deleted = true
+		}
+	}
+	if deleted {
+		return // a folder: its files are marked
+	}
+	if fi, ok := x.files.files[p]; ok && fi.status == FileAdded {
+		// created and deleted in the same session: nothing changed
+		x.files.order = removeFirst(x.files.order, p)
+		delete(x.files.files, p)
+		return
+	}
+	x.files.change(p, FileDeleted, seq)
+}
+
+// gitCommand follows what git does to the list: staging and commits.
+func (x *extractor) gitCommand(w, args []string, resolve func(string) string, seq int) {
+	x.files.gitSeen = true
+	if len(args) == 0 {
+		return
+	}
+	switch args[0] {
+	case "add":
+		if hasAnyFlag(w, "-A", "--all", "-u", "--update") {
+			x.stageAll = true
+			return
+		}
+		for _, a := range args[1:] {
+			if a == "." || a == ":/" {
+				x.stageAll = true
+				return
+			}
+			if p := resolve(a); p != "" {
+				x.files.staged[p] = true
+			}
+		}
+	case "commit":
+		all := x.stageAll || hasAnyFlag(w, "-a", "--all") || hasCombinedFlag(w, 'a')
+		var paths []string
+		for _, a := range args[1:] { // git commit -- paths, or git commit paths
+			if p := resolve(a); p != "" && !x.commitMessageWord(w, a) {
+				paths = append(paths, p)
+			}
+		}
+		x.files.commit(paths, all, seq)
+		x.stageAll = false
+	}
+}
+
+// commitMessageWord tells whether a is the value of -m / -F / --author...
+func (x *extractor) commitMessageWord(w []string, a string) bool {
+	for i := 1; i < len(w)-1; i++ {
+		switch w[i] {
+		case "-m", "--message", "-F", "--file", "--author", "-C", "--reuse-message", "--date", "--fixup", "--squash":
+			if w[i+1] == a {
+				return true
+			}
+		}
+	}
+	return strings.ContainsAny(a, " \n")
+}
+
+func hasAnyFlag(w []string, flags ...string) bool {
+	for _, a := range w[1:] {
+		for _, f := range flags {
+			if a == f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasCombinedFlag tells whether a short flag appears in a group (-am).
+func hasCombinedFlag(w []string, c byte) bool {
+	for _, a := range w[1:] {
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.IndexByte(a[1:], c) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// operands are a command's arguments that are not flags (after --, all).
+func operands(w []string) []string {
+	var out []string
+	dashdash := false
+	for _, a := range w[1:] {
+		switch {
+		case dashdash:
+			out = append(out, a)
+		case a == "--":
+			dashdash = true
+		case strings.HasPrefix(a, "-") && a != "-":
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// inPlaceFiles are the files sed -i / perl -pi edit: the operands after the
+// script (sed's first operand, unless given with -e/-f).
+func inPlaceFiles(w []string) []string {
+	var ops []string
+	script := false // the script came as -e/-f
+	for i := 1; i < len(w); i++ {
+		a := w[i]
+		switch {
+		case a == "-e" || a == "-f" || a == "--expression" || a == "--file":
+			script = true
+			i++
+		case strings.HasPrefix(a, "-"), a == "":
+			// flags, and BSD sed's empty backup suffix (-i '')
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if !script && len(ops) > 0 {
+		ops = ops[1:] // the script itself
+	}
+	return ops
+}

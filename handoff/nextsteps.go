@@ -1,0 +1,239 @@
+package handoff
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Next steps, most pressing first: notes recorded on purpose, the tracker
+// items in progress (with what is left of each), the pending ones, an
+// approved plan, what still fails, the routine steps the work in progress
+// has not been through, lines marked "next:", and the agent's last words.
+// Completed or deleted items are never next steps.
+
+// Prefixes of next steps that carry more than a plain sentence; Parse
+// reads them back.
+const (
+	lastWordsLabel = "The agent's last words: "
+	planLabel      = "Approved plan: "
+	fixLabel       = "Fix what still fails: "
+	routineLabel   = "Then finish as before: "
+)
+
+// taskLabels are the Markdown's words for task statuses.
+var taskLabels = map[string]string{TaskInProgress: "in progress", TaskPending: "pending", TaskBlocked: "blocked",
+	TaskCompleted: "done", TaskDeleted: "deleted"}
+
+// taskLine is how a task is shown: "[in progress] spotter-gqc.6: Close …".
+func taskLine(t Task) string {
+	var b strings.Builder
+	b.WriteString("[" + taskLabels[t.Status] + "] ")
+	if t.ID != "" {
+		id := t.ID
+		if _, err := strconv.Atoi(id); err == nil {
+			id = "#" + id
+		}
+		b.WriteString(id + ": ")
+	}
+	b.WriteString(singleLine(t.Subject))
+	return b.String()
+}
+
+var reTaskItem = regexp.MustCompile(`^\[(in progress|pending|blocked|done|deleted)\] (?:(#?[\w.-]+): )?(.*)$`)
+
+// parseTaskLine undoes taskLine.
+func parseTaskLine(s string) (Task, bool) {
+	m := reTaskItem.FindStringSubmatch(s)
+	if m == nil {
+		return Task{}, false
+	}
+	t := Task{ID: strings.TrimPrefix(m[2], "#"), Subject: m[3]}
+	for status, label := range taskLabels {
+		if label == m[1] {
+			t.Status = status
+		}
+	}
+	return t, true
+}
+
+func (x *extractor) nextSteps(tasks []Task) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) { out = appendUnique(out, seen, s) }
+	for _, n := range x.opts.Notes {
+		if n.Kind == NoteNext {
+			add(itemText(n.Text))
+		}
+	}
+	for _, t := range tasks {
+		if t.Status == TaskInProgress && !x.tracker.hasChildren(t.ID) {
+			add(taskLine(t))
+			if t.Detail != "" {
+				add("still to do for " + firstNonEmpty(t.ID, "it") + ": " + t.Detail)
+			}
+		}
+	}
+	for _, t := range tasks {
+		if (t.Status == TaskPending || t.Status == TaskBlocked) && !x.tracker.hasChildren(t.ID) {
+			add(taskLine(t))
+		}
+	}
+	if x.plan != "" {
+		add(planLabel + shorten(oneLine(x.plan), 240))
+	}
+	if open := x.errs.open; len(open) > 0 {
+		s := fixLabel + open[len(open)-1].text
+		if len(open) > 1 {
+			s += fmt.Sprintf(" (and %d more under Errors)", len(open)-1)
+		}
+		add(s)
+	}
+	if steps := x.routineSteps(); len(steps) > 0 {
+		add(routineLabel + strings.Join(steps, ", "))
+	}
+	subjects := map[string]bool{}
+	for _, t := range tasks {
+		subjects[t.Subject] = true
+	}
+	for _, n := range x.notes {
+		if !subjects[n] {
+			add(n)
+		}
+	}
+	if x.lastWords != "" {
+		add(lastWordsLabel + quoteWords(x.lastWords))
+	}
+	return out
+}
+
+func quoteWords(s string) string { return "“" + s + "”" }
+
+// taskDetail says what is left of an item in progress, from its
+// description: its definition of done, and the files it names that the
+// session has not touched.
+func (x *extractor) taskDetail(it *trackedTask) string {
+	if it.description == "" {
+		return ""
+	}
+	var parts []string
+	if done := doneCriteria(it.description); len(done) > 0 {
+		parts = append(parts, "done when "+strings.Join(done, "; "))
+	}
+	var untouched []string
+	for _, p := range namedFiles(it.description) {
+		if !x.touchedSince(p, it.started) {
+			untouched = append(untouched, p)
+		}
+	}
+	if len(untouched) > 0 {
+		if len(untouched) > 4 {
+			untouched = append(untouched[:4], fmt.Sprintf("+%d more", len(untouched)-4))
+		}
+		parts = append(parts, "not touched yet: "+strings.Join(untouched, ", "))
+	}
+	return shorten(strings.Join(parts, "; "), maxItem)
+}
+
+var (
+	reDoneHeading = regexp.MustCompile(`(?i)^(?:#+\s*)?(?:\*\*)?(?:definition of done|acceptance criteria|done when|success criteria|exit criteria|tests?)(?:\*\*)?:?\s*$`)
+	reNamedFile   = regexp.MustCompile("`([\\w./-]+\\.[A-Za-z0-9]{1,8})`")
+)
+
+// doneCriteria are the bullets under a "Definition of Done" heading.
+func doneCriteria(desc string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(desc, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case reDoneHeading.MatchString(t):
+			in = true
+			continue
+		case !in:
+			continue
+		case t == "":
+			if len(out) > 0 {
+				return out
+			}
+			continue
+		case !reListMarker.MatchString(t):
+			return out
+		}
+		out = append(out, shorten(strings.TrimRight(undecorate(t), ".;"), 120))
+		if len(out) == 4 {
+			return out
+		}
+	}
+	return out
+}
+
+// namedFiles are the paths a description names in backticks.
+func namedFiles(desc string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range reNamedFile.FindAllStringSubmatch(desc, -1) {
+		if strings.Contains(m[1], "/") {
+			out = appendUnique(out, seen, m[1])
+		}
+	}
+	return out
+}
+
+// touchedSince tells whether the session changed a file, named by a path
+// relative to the project (or absolute), since message index seq.
+func (x *extractor) touchedSince(p string, seq int) bool {
+	for _, q := range x.files.order {
+		if q == p || strings.HasSuffix(q, "/"+strings.TrimPrefix(p, "./")) {
+			if fi := x.files.files[q]; fi != nil && fi.state == fileChanged && fi.changed >= seq {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var reMarked = regexp.MustCompile(`(?i)^(?:decision|next|next step|blocker):`)
+
+var reNextHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*)?(?:next steps?|what'?s next|remaining(?: work| tasks| steps)?|still (?:to do|needed|pending|left)|to ?do|pending|follow[- ]ups?|what'?s left|left to do)\b.*$`)
+
+// lastWordsOf is the part of the agent's last text that looks ahead: what
+// follows a "Next steps" heading when there is one, else its last
+// paragraph.
+func lastWordsOf(text string) string {
+	text = clean(text)
+	if text == "" {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if !reMarked.MatchString(undecorate(strings.TrimSpace(l))) {
+			lines = append(lines, l) // marked lines have their own place
+		}
+	}
+	text = strings.Join(lines, "\n")
+	for i, l := range lines {
+		if !reNextHeading.MatchString(strings.Trim(strings.TrimSpace(l), "*:")) {
+			continue
+		}
+		var b []string
+		for _, n := range lines[i+1:] {
+			t := strings.TrimSpace(n)
+			if strings.HasPrefix(t, "#") {
+				break
+			}
+			if t != "" {
+				b = append(b, undecorate(t))
+			}
+		}
+		if len(b) > 0 {
+			return shorten(oneLine(strings.Join(b, " ")), maxLastWords)
+		}
+	}
+	paras := paragraphs(text)
+	if len(paras) == 0 {
+		return ""
+	}
+	return shorten(oneLine(paras[len(paras)-1].text), maxLastWords)
+}

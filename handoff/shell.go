@@ -1,0 +1,632 @@
+package handoff
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// A shell command line is read just well enough to answer the handoff's
+// questions: does it run tests, which command is it "the same as" (or
+// narrower than) for deciding that a failure was later fixed, does its exit
+// status speak for the test runner or for something piped after it, is it
+// only looking around, and which files does it move, delete or write.
+// Quotes and heredocs are honoured; subshells stay inside one word.
+
+// pipeline is one command list element: commands joined by pipes.
+type pipeline [][]string
+
+// parseShell splits a command line into pipelines (separated by &&, ||, ;,
+// & and newlines) of commands (separated by |), each a list of words with
+// quotes removed. A heredoc's body is skipped: its lines are data.
+func parseShell(line string) []pipeline {
+	var (
+		out     []pipeline
+		cur     pipeline
+		words   []string
+		word    strings.Builder
+		inW     bool // a word has started (possibly empty: "")
+		depth   int  // ( ) nesting, $( ) included
+		heredoc []string
+	)
+	endWord := func() {
+		if inW {
+			w := word.String()
+			words = append(words, w)
+			if d, ok := heredocMarker(words); ok {
+				heredoc = append(heredoc, d)
+			}
+			word.Reset()
+			inW = false
+		}
+	}
+	endCmd := func() {
+		endWord()
+		if len(words) > 0 {
+			cur = append(cur, words)
+		}
+		words = nil
+	}
+	endPipe := func() {
+		endCmd()
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+		cur = nil
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\\' && i+1 < len(line):
+			if line[i+1] == '\n' { // line continuation
+				i++
+				endWord()
+				continue
+			}
+			word.WriteByte(line[i+1])
+			inW = true
+			i++
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				word.WriteString(line[i+1:])
+				i = len(line)
+			} else {
+				word.WriteString(line[i+1 : i+1+j])
+				i += j + 1
+			}
+			inW = true
+		case c == '"':
+			j := i + 1
+			for j < len(line) && line[j] != '"' {
+				if line[j] == '\\' && j+1 < len(line) {
+					j++
+				}
+				j++
+			}
+			word.WriteString(strings.ReplaceAll(line[i+1:min(j, len(line))], `\"`, `"`))
+			i = j
+			inW = true
+		case c == '(':
+			depth++
+			word.WriteByte(c)
+			inW = true
+		case c == ')':
+			if depth > 0 {
+				depth--
+			}
+			word.WriteByte(c)
+			inW = true
+		case depth > 0:
+			word.WriteByte(c)
+			inW = true
+		case c == ' ' || c == '\t':
+			endWord()
+		case c == '\n':
+			endPipe()
+			for len(heredoc) > 0 { // skip each pending heredoc's body
+				i = skipHeredoc(line, i+1, heredoc[0])
+				heredoc = heredoc[1:]
+			}
+		case c == ';':
+			endPipe()
+		case c == '&':
+			if i+1 < len(line) && line[i+1] == '&' {
+				endPipe()
+				i++
+			} else if (i > 0 && (line[i-1] == '>' || line[i-1] == '<')) || (i+1 < len(line) && line[i+1] == '>') {
+				word.WriteByte(c) // redirection: 2>&1, &>file
+				inW = true
+			} else {
+				endPipe() // background
+			}
+		case c == '|':
+			if i+1 < len(line) && line[i+1] == '|' {
+				endPipe()
+				i++
+			} else {
+				endCmd()
+				if i+1 < len(line) && line[i+1] == '&' {
+					i++
+				}
+			}
+		default:
+			word.WriteByte(c)
+			inW = true
+		}
+	}
+	endPipe()
+	return out
+}
+
+// heredocMarker tells whether the words so far end in a heredoc operator
+// and its delimiter (<<EOF, << 'EOF', <<-EOF), and returns the delimiter.
+func heredocMarker(words []string) (string, bool) {
+	n := len(words)
+	last := words[n-1]
+	for _, op := range []string{"<<-", "<<"} {
+		if rest, ok := strings.CutPrefix(last, op); ok && rest != "" && !strings.HasPrefix(rest, "<") {
+			return rest, true
+		}
+	}
+	if n >= 2 && (words[n-2] == "<<" || words[n-2] == "<<-") && last != "" {
+		return last, true
+	}
+	return "", false
+}
+
+// skipHeredoc skips the body of a heredoc that starts at i and returns the
+// index of the newline that ends its delimiter line (or the end of line).
+func skipHeredoc(line string, i int, delim string) int {
+	for i < len(line) {
+		end := strings.IndexByte(line[i:], '\n')
+		if end < 0 {
+			return len(line)
+		}
+		end += i
+		if strings.TrimSpace(line[i:end]) == delim {
+			return end
+		}
+		i = end + 1
+	}
+	return len(line)
+}
+
+var envAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// wrappers only run another command: the words after them (and their own
+// flags) are the command that does the work.
+var wrappers = map[string]bool{"env": true, "time": true, "sudo": true, "nohup": true, "nice": true,
+	"command": true, "exec": true, "xvfb-run": true, "npx": true, "bunx": true, "pnpx": true, "dotenv": true}
+
+// program strips what only runs another command (environment assignments,
+// time, timeout, npx, bundle exec, python -m, ...) and returns the words of
+// the command that does the work. Redirections are dropped.
+func program(words []string) []string {
+	var w []string
+	for i := 0; i < len(words); i++ {
+		x := words[i]
+		if x == ">" || x == ">>" || x == "<" || x == "2>" || x == "2>>" || x == "&>" {
+			i++ // and its target
+			continue
+		}
+		if isRedirect(x) {
+			continue
+		}
+		w = append(w, x)
+	}
+	for len(w) > 0 {
+		switch base := path.Base(w[0]); {
+		case envAssign.MatchString(w[0]):
+			w = w[1:]
+		case wrappers[base]:
+			w = w[1:]
+			for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
+				w = w[1:]
+			}
+		case base == "timeout":
+			w = w[1:]
+			for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+				w = w[1:]
+			}
+			if len(w) > 0 {
+				w = w[1:] // the duration
+			}
+		case (base == "bundle" || base == "pnpm" || base == "poetry" || base == "uv" || base == "pipenv" ||
+			base == "hatch" || base == "pdm") && len(w) > 1 && (w[1] == "exec" || w[1] == "run") &&
+			!(base == "pnpm" && w[1] == "run"):
+			w = w[2:]
+		case strings.HasPrefix(base, "python") && len(w) > 2 && w[1] == "-m":
+			w = w[2:]
+		default:
+			return w
+		}
+	}
+	return w
+}
+
+func isRedirect(w string) bool {
+	return w == "2>&1" || w == "1>&2" || w == ">&2" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>") ||
+		strings.HasPrefix(w, "&>") || strings.HasPrefix(w, "<")
+}
+
+// redirectTargets lists the files a command's output is written to (> f,
+// >> f, &> f, tee f); /dev/null and descriptors are not files.
+func redirectTargets(words []string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && !strings.HasPrefix(p, "&") && !strings.HasPrefix(p, "/dev/") {
+			out = append(out, p)
+		}
+	}
+	for i, w := range words {
+		switch {
+		case w == ">" || w == ">>" || w == "&>" || w == "1>":
+			if i+1 < len(words) {
+				add(words[i+1])
+			}
+		case strings.HasPrefix(w, ">>"):
+			add(w[2:])
+		case strings.HasPrefix(w, "&>") || strings.HasPrefix(w, "1>"):
+			add(w[2:])
+		case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
+			add(w[1:])
+		}
+	}
+	return out
+}
+
+// firstArg is the first argument of w that is not a flag.
+func firstArg(w []string) string {
+	for _, a := range w[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+func hasArg(w []string, ok func(string) bool) bool {
+	for _, a := range w[1:] {
+		if !strings.HasPrefix(a, "-") && ok(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// runsTests reports whether one command (not a whole line) runs a test
+// suite.
+func runsTests(words []string) bool {
+	w := program(words)
+	if len(w) == 0 {
+		return false
+	}
+	base := strings.TrimSuffix(path.Base(w[0]), ".exe")
+	sub := firstArg(w)
+	isTest := func(a string) bool { return a == "test" || a == "tests" }
+	switch base {
+	case "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox", "nox", "bats",
+		"ava", "karma", "unittest", "nosetests", "gotestsum", "ginkgo", "cargo-nextest", "pest":
+		return true
+	case "go", "mix", "dotnet", "swift", "deno", "flutter", "dart", "lein", "sbt", "stack", "cabal",
+		"bazel", "bazelisk", "just", "task", "rails", "richgo", "zig":
+		return isTest(sub) || (base == "zig" && hasArg(w, isTest))
+	case "cargo":
+		return sub == "test" || sub == "t" || sub == "nextest"
+	case "bun":
+		if len(w) > 1 && !strings.HasPrefix(w[1], "-") && w[1] != "test" && w[1] != "run" && runsTests(w[1:]) {
+			return true
+		}
+		return sub == "test" || (sub == "run" && hasArg(w[1:], func(a string) bool { return strings.HasPrefix(a, "test") }))
+	case "npm", "pnpm", "yarn":
+		if base != "npm" && len(w) > 1 && !strings.HasPrefix(w[1], "-") && runsTests(w[1:]) {
+			return true // pnpm vitest run, yarn jest: a package binary
+		}
+		if sub == "test" || sub == "t" || sub == "tst" || (base != "npm" && strings.HasPrefix(sub, "test")) {
+			return true
+		}
+		if sub == "run" || sub == "run-script" {
+			script := firstArg(w[1:])
+			return strings.HasPrefix(script, "test") || strings.HasSuffix(script, ":test")
+		}
+	case "make", "gmake":
+		return hasArg(w, func(a string) bool { return a == "check" || strings.HasPrefix(a, "test") })
+	case "mvn", "mvnw":
+		return hasArg(w, func(a string) bool {
+			return a == "test" || a == "verify" || a == "integration-test" || strings.HasSuffix(a, ":test")
+		})
+	case "gradle", "gradlew":
+		return hasArg(w, func(a string) bool { return a == "check" || strings.HasSuffix(strings.ToLower(a), "test") })
+	case "rake":
+		return sub == "test" || sub == "spec" || strings.HasPrefix(sub, "test:")
+	case "playwright":
+		return sub == "test"
+	case "cypress":
+		return sub == "run"
+	case "php":
+		return sub == "artisan" && hasArg(w[1:], isTest)
+	case "nx", "turbo":
+		return hasArg(w, func(a string) bool { return a == "test" || strings.HasSuffix(a, ":test") || a == "--target=test" })
+	}
+	return false
+}
+
+// shellInfo is what ledger needs to know about a command line.
+type shellInfo struct {
+	// test is true when some command of the line runs tests.
+	test bool
+	// key names the line for deciding whether a later success resolves
+	// its failure: the program and first argument of its test command, or
+	// of its last real command ("git push", "mix compile").
+	key string
+	// scope is what the keyed command runs on, to tell a broader run
+	// (go test ./...) from a narrower one (go test ./pkg -run TestX).
+	scope scope
+	// masked is true when the line's exit status may not be the test
+	// runner's: something runs after it or is piped from it.
+	masked bool
+	// exploratory is true when the line only looks (grep, ls, test -f,
+	// which, git status): a non-zero exit is an answer, not a failure.
+	exploratory bool
+}
+
+// trivial programs do not decide what a line was for: `cmd; echo done`
+// is about cmd.
+var trivial = map[string]bool{"echo": true, "printf": true, "true": true, "false": true, ":": true,
+	"exit": true, "cd": true, "export": true, "set": true, "sleep": true,
+	"wait": true, "pwd": true, "clear": true}
+
+// lookers only look: they exit non-zero to say "no match", "no such file"
+// or "differs", which is information, not a failure of the work.
+var lookers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true,
+	"ls": true, "test": true, "[": true, "[[": true, "which": true, "type": true, "whereis": true, "command": true,
+	"find": true, "fd": true, "diff": true, "cmp": true, "stat": true, "file": true, "readlink": true,
+	"realpath": true, "cat": true, "head": true, "tail": true, "wc": true, "pgrep": true, "pidof": true,
+	"ps": true, "lsof": true, "tree": true, "du": true, "df": true, "less": true, "more": true, "sort": true,
+	"uniq": true, "cut": true, "awk": true, "sed": true, "jq": true, "xxd": true, "od": true, "env": true,
+	"printenv": true, "id": true, "whoami": true, "uname": true, "date": true, "nproc": true, "free": true}
+
+// gitLookers are the git subcommands that only read.
+var gitLookers = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "branch": true,
+	"rev-parse": true, "ls-files": true, "remote": true, "config": true, "describe": true, "blame": true,
+	"grep": true, "cat-file": true, "reflog": true, "tag": true, "shortlog": true, "ls-tree": true,
+	"merge-base": true, "rev-list": true, "check-ignore": true}
+
+// looks tells whether one command only looks around.
+func looks(w []string) bool {
+	if len(w) == 0 {
+		return true
+	}
+	base := path.Base(w[0])
+	switch base {
+	case "git":
+		return gitLookers[firstArg(w)]
+	case "sed":
+		return !hasFlag(w, "-i") // sed -i writes
+	}
+	return lookers[base] || trivial[base]
+}
+
+func hasFlag(w []string, flag string) bool {
+	for _, a := range w[1:] {
+		if a == flag || (strings.HasPrefix(flag, "-") && !strings.HasPrefix(flag, "--") && strings.HasPrefix(a, flag)) {
+			return true
+		}
+	}
+	return false
+}
+
+func analyzeShell(line string) shellInfo {
+	var info shellInfo
+	pipes := parseShell(line)
+	testAt := -1
+	var testCmd []string
+	info.exploratory = len(pipes) > 0
+	for i, p := range pipes {
+		for _, c := range p {
+			w := program(c)
+			if runsTests(c) {
+				info.test = true
+				testAt, testCmd = i, w
+			}
+			if !looks(w) {
+				info.exploratory = false
+			}
+		}
+	}
+	// A pipeline's status is its last command's: `make | grep error` that
+	// finds nothing exits 1 and says all is well.
+	if n := len(pipes); n > 0 && !info.exploratory {
+		last := pipes[n-1]
+		if w := program(last[len(last)-1]); len(last) > 1 && looks(w) && !runsTests(last[0]) {
+			info.exploratory = true
+		}
+	}
+	keyed := testCmd
+	if keyed == nil {
+		for i := len(pipes) - 1; i >= 0 && keyed == nil; i-- {
+			if w := program(pipes[i][0]); len(w) > 0 && !trivial[path.Base(w[0])] {
+				keyed = w
+			}
+		}
+	}
+	if keyed != nil {
+		info.scope = commandScope(keyed, info.test)
+		info.key = info.scope.key
+	}
+	if info.key == "" {
+		info.key = oneLine(line)
+	}
+	if info.test {
+		last := pipes[testAt]
+		info.masked = testAt != len(pipes)-1 || len(last) > 1
+	}
+	return info
+}
+
+// A scope is what one command runs on: its program and subcommand, the
+// paths (or packages, or test files) it names, and a filter that narrows
+// it to some tests (-run, -k, -t, --grep, a line number).
+type scope struct {
+	key    string
+	paths  []string
+	filter string
+	test   bool // a test run: its paths and filter say what it covered
+}
+
+// filterFlags take a value that narrows a run to some tests.
+var filterFlags = map[string]bool{"-run": true, "--run": true, "-k": true, "-t": true, "--testNamePattern": true,
+	"--test-name-pattern": true, "--grep": true, "-g": true, "--filter": true, "--only": true, "-e": true,
+	"--example": true, "-m": true, "--match": true, "--name": true, "--test": true, "-only-testing": true}
+
+// valueFlags take a value that says nothing about what runs.
+var valueFlags = map[string]bool{"-timeout": true, "--timeout": true, "-count": true, "-p": true, "-parallel": true,
+	"--reporter": true, "--seed": true, "-n": true, "--maxfail": true, "--max-failures": true, "--config": true,
+	"-c": true, "--project": true, "--workers": true, "-j": true, "--jobs": true, "-tags": true, "--tags": true,
+	"--features": true, "--package": true, "-C": true, "--cwd": true, "--prefix": true, "-o": true, "--out": true,
+	"-coverprofile": true, "--bin": true, "-ldflags": true, "--dir": true, "--env": true, "--retries": true}
+
+var reLineSuffix = regexp.MustCompile(`^(.+\.\w+):(\d+(?::\d+)?)$`)
+
+// commandScope reads the scope of one command (words after program). Only
+// a test run has a filter: other commands' flags (git commit -m) take
+// values that say nothing about what ran.
+func commandScope(w []string, test bool) scope {
+	if len(w) == 0 {
+		return scope{}
+	}
+	base := strings.TrimSuffix(path.Base(w[0]), ".exe")
+	s := scope{key: base, test: test}
+	rest := w[1:]
+	// The subcommand is part of the key: "go test", "npm run build".
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && !looksLikePath(rest[0]) {
+		s.key += " " + rest[0]
+		rest = rest[1:]
+		switch s.key {
+		case "npm run", "npm run-script", "pnpm run", "pnpm exec", "yarn run", "bun run":
+			if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+				s.key += " " + rest[0]
+				rest = rest[1:]
+			}
+		}
+	}
+	var filters []string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			name, value, hasValue := strings.Cut(a, "=")
+			switch {
+			case filterFlags[name] && test:
+				if !hasValue && i+1 < len(rest) {
+					i++
+					value = rest[i]
+				}
+				filters = append(filters, name+"="+value)
+			case (valueFlags[name] || filterFlags[name]) && !hasValue && i+1 < len(rest):
+				i++
+			}
+			continue
+		}
+		if m := reLineSuffix.FindStringSubmatch(a); m != nil {
+			s.paths = append(s.paths, cleanScopePath(m[1]))
+			filters = append(filters, ":"+m[2])
+			continue
+		}
+		if base == "cargo" && test && !looksLikePath(a) {
+			filters = append(filters, a) // cargo test NAME filters by name
+			continue
+		}
+		s.paths = append(s.paths, cleanScopePath(a))
+	}
+	s.filter = strings.Join(filters, " ")
+	return s
+}
+
+func looksLikePath(a string) bool {
+	return strings.ContainsAny(a, "/.*") || strings.Contains(a, "::")
+}
+
+func cleanScopePath(p string) string {
+	p = strings.TrimPrefix(p, "./")
+	if p != "/" {
+		p = strings.TrimSuffix(p, "/")
+	}
+	return p
+}
+
+// covers tells whether a successful run of s also ran everything o ran,
+// so that o's failure is resolved: the same command, no narrower filter,
+// and paths that contain o's (go test ./... covers go test ./pkg/x -run T;
+// mix test covers mix test test/x_test.exs:12).
+func (s scope) covers(o scope) bool {
+	if s.key == "" || s.key != o.key {
+		return false
+	}
+	if !o.test {
+		return true // git push -u origin x fixes git push
+	}
+	if s.filter != "" && s.filter != o.filter {
+		return false
+	}
+	if len(s.paths) == 0 {
+		return true
+	}
+	if len(o.paths) == 0 {
+		return false
+	}
+	for _, op := range o.paths {
+		covered := false
+		for _, sp := range s.paths {
+			if pathCovers(sp, op) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			return false
+		}
+	}
+	return true
+}
+
+func pathCovers(s, o string) bool {
+	if s == "" || s == "." || s == "..." {
+		return true
+	}
+	if dir, ok := strings.CutSuffix(s, "/..."); ok {
+		return o == dir || strings.HasPrefix(o, dir+"/")
+	}
+	return o == s || strings.HasPrefix(o, s+"/") || strings.HasPrefix(o, s+"::")
+}
+
+var (
+	reTrailingFilter = regexp.MustCompile(`\s*\|\s*(?:tail|head)(?:\s+-[nc])?(?:\s+[-+]?\d+)?\s*$`)
+	reRedirAll       = regexp.MustCompile(`\s+2>&1\b`)
+	reContinuation   = regexp.MustCompile(`[ \t]*\\\n\s*`)
+)
+
+// normCommand is the command line as a handoff shows it: on one line,
+// without the noise agents add to keep output short (2>&1, | tail -30) and
+// without a leading cd into the project itself. Two runs that differ only
+// by that noise are the same test command.
+func normCommand(line, project string) string {
+	line = reContinuation.ReplaceAllString(clean(line), " ")
+	var b strings.Builder
+	for _, l := range strings.Split(line, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			prev := b.String()
+			if strings.HasSuffix(prev, "&&") || strings.HasSuffix(prev, "||") || strings.HasSuffix(prev, "|") ||
+				strings.HasSuffix(prev, ";") {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	line = reRedirAll.ReplaceAllString(b.String(), "")
+	for {
+		next := reTrailingFilter.ReplaceAllString(line, "")
+		if next == line {
+			break
+		}
+		line = next
+	}
+	if project != "" {
+		for _, q := range []string{project, `"` + project + `"`, `'` + project + `'`} {
+			if rest, ok := strings.CutPrefix(line, "cd "+q+" && "); ok {
+				line = rest
+				break
+			}
+		}
+	}
+	return strings.TrimSpace(line)
+}
