@@ -48,8 +48,10 @@ var decisionCues = []struct {
 	re     *regexp.Regexp
 	weight int
 }{
-	// a choice between alternatives
-	{regexp.MustCompile(`(?i)\binstead\b|\brather than\b|\bswitch(?:ed|ing)? (?:to|from)\b|\bgo with\b|\bopt(?:ed)? for\b|\bdecid(?:e|ed|ing)\b|\bchose\b|\bchoose\b|\bprefer(?:red|s)?\b|\bin favou?r of\b`), 3},
+	// a choice between alternatives, both named
+	{regexp.MustCompile(`(?i)\brather than\b|\binstead of\b|\bin favou?r of\b|\bgo(?:ing)? with\b|\bopt(?:ed)? for\b|\bdecid(?:e|ed|ing)\b|\bchose\b`), 4},
+	// a choice
+	{regexp.MustCompile(`(?i)\binstead\b|\bswitch(?:ed|ing)? (?:to|from)\b|\bchoose\b|\bprefer(?:red|s)?\b`), 3},
 	// a limit of a tool, library or environment
 	{regexp.MustCompile(`(?i)\b(?:doesn'?t|does not|can'?t|cannot|can not|won'?t|isn'?t|is not|aren'?t|are not|wasn'?t|was not|not)\s+(?:\w+\s+)?(?:support(?:ed)?|work|allow(?:ed)?|handle|access|accept|exist|available|compatible|picked up|recogni[sz]ed|respected|bypass(?:ed)?)\b|\bunsupported\b|\bonly works\b|\bstill (?:being )?(?:enforced|runs?|fails?|required|blocks?)\b|\beven with\b|\brequires?\b|\bmust be\b|\bhas to be\b|\bfalse positive\b`), 3},
 	// a cause

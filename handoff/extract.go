@@ -85,7 +85,7 @@ type use struct {
 	name    string
 	input   input
 	files   []string // paths the call changes
-	fileOp  string   // what it does to them (FileAdded, FileDeleted, ...; "" modified)
+	fileOps []string // what it does to each (FileAdded, FileDeleted; "": modified)
 	moves   [][2]string
 	set     *settingsEdit // what it does to a settings file
 	cmd     string // normalized shell command
@@ -126,7 +126,8 @@ type extractor struct {
 	seenBlk   map[string]bool
 	seenNote  map[string]bool
 	lastWords string
-	lastText  int // message index of the agent's latest prose
+	lastProse string // the agent's latest text, whole
+	lastText  int    // message index of the agent's latest prose
 	plan      string
 
 	runs     []shellRun // commands that succeeded
@@ -224,7 +225,7 @@ func (x *extractor) agentProse(text string) {
 	afterFailure := x.lastFailure >= 0 && x.seq-x.lastFailure <= 4
 	x.decision.prose(text, x.seq, afterFailure)
 	if w := lastWordsOf(text); w != "" {
-		x.lastWords, x.lastText = w, x.seq
+		x.lastWords, x.lastText, x.lastProse = w, x.seq, text
 	}
 }
 
@@ -285,6 +286,9 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 			break
 		}
 		u.isShell, u.raw = true, line
+		if strings.Contains(line, "git ") {
+			x.files.gitSeen = true // a git checkout: files can be (un)committed
+		}
 		u.cmd = normCommand(line, x.project)
 		u.desc = in.str("description")
 		// The raw line, not the normalized one: "| tail" hides an exit status.
@@ -315,18 +319,17 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 func (x *extractor) patchUse(u *use, patch string) {
 	for _, op := range patchOps(patch) {
 		p := x.resolve(op.path)
-		switch {
-		case op.to != "":
+		if op.to != "" {
 			u.moves = append(u.moves, [2]string{p, x.resolve(op.to)})
-			u.files = append(u.files, p)
-		default:
-			u.files = append(u.files, p)
 		}
+		u.files = append(u.files, p)
 		switch op.kind {
 		case "add":
-			u.fileOp = FileAdded
+			u.fileOps = append(u.fileOps, FileAdded)
 		case "delete":
-			u.fileOp = FileDeleted
+			u.fileOps = append(u.fileOps, FileDeleted)
+		default:
+			u.fileOps = append(u.fileOps, "")
 		}
 	}
 	u.name = "apply_patch"
@@ -403,11 +406,16 @@ func (x *extractor) toolResult(b compact.Block) {
 
 // fileResult applies a file tool's result.
 func (x *extractor) fileResult(u use, failed bool, text string) {
-	status := u.fileOp
-	if u.name == "Write" && strings.Contains(text, "File created successfully") {
-		status = FileAdded
+	for i, p := range u.files {
+		status := ""
+		if i < len(u.fileOps) {
+			status = u.fileOps[i]
+		}
+		if u.name == "Write" && strings.Contains(text, "File created successfully") {
+			status = FileAdded
+		}
+		x.files.settle([]string{p}, failed, status, x.seq)
 	}
-	x.files.settle(u.files, failed, status, x.seq)
 	if failed {
 		return
 	}
@@ -604,6 +612,8 @@ func (x *extractor) markedLines(text string) {
 	}
 }
 
+var reBlockedBy = regexp.MustCompile(`(?i)\bblocked (?:by|on)\b|\bblocker\b|\bwaiting (?:for|on) (?:the |a |an )?\w+ (?:from|to)\b`)
+
 var reListMarker = regexp.MustCompile(`^(?:[-*+]|\d+[.)]|>)\s+`)
 
 // undecorate strips Markdown that may precede a marker: list bullets,
@@ -647,7 +657,9 @@ func (x *extractor) finish() Doc {
 				x.testStatus(u.cmd, TestRunning)
 			}
 		}
-		x.files.settle(u.files, false, u.fileOp, x.seq)
+		if len(u.files) > 0 {
+			x.fileResult(u, false, "")
+		}
 	}
 	d := Doc{
 		Session:   firstNonEmpty(x.opts.SessionID, x.sessionID),
@@ -684,6 +696,15 @@ func (x *extractor) finish() Doc {
 	}
 	x.settingsDecisions()
 	d.Decisions = x.decision.result()
+	// What the agent said blocks it counts when it is the last thing it
+	// said: earlier ones may have been lifted since.
+	for _, p := range paragraphs(unmarked(x.lastProse)) {
+		for _, s := range splitSentences(p.text) {
+			if reBlockedBy.MatchString(s) {
+				x.blockers = appendUnique(x.blockers, x.seenBlk, itemText(s))
+			}
+		}
+	}
 	d.Blockers = x.blockers
 	d.Errors = x.errs.texts()
 	d.LastWords = x.lastWords
@@ -751,17 +772,19 @@ func applyWorkTree(files []FileChange, wt *WorkTree) []FileChange {
 // the item in progress, and how full the context was.
 func (x *extractor) contextLine(tasks []Task) string {
 	var parts []string
-	stop := "Stopped"
+	stop := ""
 	if x.lastAction != "" {
-		stop += " while " + x.lastAction
+		stop = "Stopped while " + x.lastAction
 	}
 	for _, t := range tasks {
 		if t.Status == TaskInProgress && !x.tracker.hasChildren(t.ID) {
-			stop += " (" + firstNonEmpty(t.ID, shorten(t.Subject, 60)) + " in progress)"
+			stop = strings.TrimSpace(stop + " (" + firstNonEmpty(t.ID, shorten(t.Subject, 60)) + " in progress)")
 			break
 		}
 	}
-	parts = append(parts, stop)
+	if stop != "" {
+		parts = append(parts, stop)
+	}
 	switch {
 	case x.opts.ContextUsed > 0 && x.opts.ContextLimit > 0:
 		parts = append(parts, fmt.Sprintf("context %s of %s tokens (%d%%)", thousands(x.opts.ContextUsed),

@@ -51,8 +51,8 @@ func TestExtractTask(t *testing.T) {
 		want string
 	}{
 		{"first request", conversation{}.user("Fix the login bug"), ExtractOptions{}, "Fix the login bug"},
-		{"first and latest", conversation{}.user("Fix the login bug").say("ok").user("Also add a test"),
-			ExtractOptions{}, "Fix the login bug\n\nLatest request: Also add a test"},
+		{"first request, later ones are requests", conversation{}.user("Fix the login bug").say("ok").user("Also add a test"),
+			ExtractOptions{}, "Fix the login bug"},
 		{"same request twice", conversation{}.user("go on").user("go on"), ExtractOptions{}, "go on"},
 		{"--task wins", conversation{}.user("Fix the login bug"), ExtractOptions{Task: "  Ship v2  "}, "Ship v2"},
 		{"meta, caveats, summaries and sidechains are not requests", conversation{}.
@@ -90,9 +90,14 @@ func TestExtractLongRequestIsShortened(t *testing.T) {
 	for range 200 {
 		long += "héllo wörld "
 	}
+	long += "Do not touch the billing module."
 	got := Extract(conversation{}.user(long), ExtractOptions{}).Task
 	if n := len([]rune(got)); n > maxRequest {
 		t.Errorf("task has %d runes, want <= %d", n, maxRequest)
+	}
+	if !strings.HasPrefix(got, "héllo wörld") || !strings.HasSuffix(got, "Do not touch the billing module.") ||
+		!strings.Contains(got, " […] ") {
+		t.Errorf("a long request keeps its head and its end, cut in the middle: %q", got)
 	}
 }
 
@@ -109,14 +114,14 @@ func TestExtractFiles(t *testing.T) {
 		call("shell", "9", map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n*** Delete File: g.go\n*** End Patch"}}).result("9", `{"output":"ok","metadata":{"exit_code":0}}`, false).
 		call("apply_patch", "11", "*** Begin Patch\n*** Update File: z.go\n*** End Patch").
 		result("11", "apply_patch verification failed: Failed to find expected lines in z.go", false).
-		call("Bash", "12", bash("sed -i s/a/b/ x.go")).result("12", "", false). // the shell is not a file tool
+		call("Bash", "12", bash("sed -i s/a/b/ x.go")).result("12", "", false). // the shell changes files too
 		call("Edit", "10", map[string]any{"file_path": "/p/h.go"})              // no result: the messages end here
 	d := Extract(msgs, ExtractOptions{Project: "/p/"})
 	if want := []string{"Edit b.go: String to replace not found", "apply_patch z.go: apply_patch verification failed: Failed to find expected lines in z.go"}; !reflect.DeepEqual(d.Errors, want) {
 		t.Errorf("Errors = %q, want %q", d.Errors, want)
 	}
 	got := d.FilesModified
-	want := []string{"/p/a.go", "/p/n.ipynb", "/p/e.go", "/abs/f.go", "/p/g.go", "/p/h.go"}
+	want := []string{"/p/a.go", "/p/n.ipynb", "/p/e.go", "/abs/f.go", "/p/g.go", "/p/x.go", "/p/h.go"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FilesModified = %q, want %q", got, want)
 	}
@@ -136,7 +141,7 @@ func TestExtractTestsAndErrors(t *testing.T) {
 		{"pass then fail: open",
 			conversation{}.call("Bash", "1", bash("go test ./...")).result("1", "ok", false).
 				call("Bash", "2", bash("go test ./...")).result("2", "Exit code 1\n--- FAIL: TestA (0.00s)", true),
-			[]TestRun{{"go test ./...", TestFailed}}, []string{"`go test ./...`: --- FAIL: TestA (0.00s)"}},
+			[]TestRun{{"go test ./...", TestFailed}}, []string{"`go test ./...`: TestA"}},
 		{"failure hidden by a pipe",
 			conversation{}.call("Bash", "1", bash("mix test 2>&1 | tail -3")).result("1", "297 tests, 11 failures", false),
 			[]TestRun{{"mix test", TestFailed}}, []string{"`mix test`: 297 tests, 11 failures"}},
@@ -230,10 +235,14 @@ func TestExtractMarkedLines(t *testing.T) {
 	if want := []string{"use SQLite", "keep the API stable"}; !reflect.DeepEqual(d.Decisions, want) {
 		t.Errorf("Decisions = %q, want %q", d.Decisions, want)
 	}
+	// "blocked by" said in passing is a blocker only in the agent's last
+	// text: earlier ones may have been lifted since.
 	if want := []string{"no VPN access", "This is blocked by the DBA review."}; !reflect.DeepEqual(d.Blockers, want) {
 		t.Errorf("Blockers = %q, want %q", d.Blockers, want)
 	}
-	if want := []string{"[in progress] current item", "write the migration", "tell ops", "Ship it"}; !reflect.DeepEqual(d.NextSteps, want) {
+	want := []string{"[in progress] current item", "[pending] write the migration", "tell ops", "Ship it",
+		lastWordsLabel + "“This is blocked by the DBA review.”"}
+	if !reflect.DeepEqual(d.NextSteps, want) {
 		t.Errorf("NextSteps = %q, want %q", d.NextSteps, want)
 	}
 }
@@ -241,8 +250,12 @@ func TestExtractMarkedLines(t *testing.T) {
 func TestExtractCodexPlan(t *testing.T) {
 	msgs := conversation{}.
 		call("update_plan", "1", map[string]any{"plan": []map[string]string{{"step": "a", "status": "completed"}, {"step": "b", "status": "pending"}}})
-	if got := Extract(msgs, ExtractOptions{}).NextSteps; !reflect.DeepEqual(got, []string{"b"}) {
+	d := Extract(msgs, ExtractOptions{})
+	if got := d.NextSteps; !reflect.DeepEqual(got, []string{"[pending] b"}) {
 		t.Errorf("NextSteps = %q", got)
+	}
+	if want := []Task{{Subject: "b", Status: TaskPending, Tracker: TrackerPlan}, {Subject: "a", Status: TaskCompleted, Tracker: TrackerPlan}}; !reflect.DeepEqual(d.Tasks, want) {
+		t.Errorf("Tasks = %+v, want %+v", d.Tasks, want)
 	}
 }
 
@@ -263,6 +276,10 @@ func TestExtractMeta(t *testing.T) {
 	if d.Session != "s2" || !d.CreatedAt.Equal(at.Add(time.Hour)) || d.Context != "compactions: 0" {
 		t.Errorf("options do not win: %+v", d)
 	}
+	d = Extract(conversation{}.call("Bash", "1", bash("go test ./...")), ExtractOptions{ContextUsed: 167094, ContextLimit: 200000})
+	if want := "Stopped while running `go test ./...`; context 167,094 of 200,000 tokens (83%); compactions: 0"; d.Context != want {
+		t.Errorf("Context = %q, want %q", d.Context, want)
+	}
 }
 
 func TestDocJSON(t *testing.T) {
@@ -271,7 +288,8 @@ func TestDocJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"id":0,"session":"","project":"","branch":"","created_at":"2026-01-02T01:04:05Z","trigger":"","task":"",` +
-		`"files_modified":[],"decisions":[],"tests_run":[],"errors":[],"blockers":[],"next_steps":[],"context":"","tokens":0,"markdown":""}`
+		`"requests":[],"tasks":[],"files_modified":[],"files":[],"decisions":[],"tests_run":[],"errors":[],"blockers":[],` +
+		`"next_steps":[],"last_words":"","notes":[],"context":"","tokens":0,"markdown":""}`
 	if string(b) != want {
 		t.Errorf("json = %s\nwant   %s", b, want)
 	}

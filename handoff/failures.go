@@ -130,8 +130,13 @@ func describeFailure(text string, test bool) string {
 		}
 		b.WriteString(it.String())
 	}
-	if msg := items[0].msg; msg != "" && items[0].name != "" {
-		b.WriteString(" — " + msg)
+	if items[0].name != "" {
+		for _, it := range items {
+			if it.msg != "" {
+				b.WriteString(" — " + it.msg)
+				break
+			}
+		}
 	}
 	return oneLine(b.String())
 }
@@ -208,8 +213,14 @@ func goTestFailures(lines []string) []failedItem {
 			continue
 		}
 		it := failedItem{name: m[1]}
+		// The test's log follows its FAIL line; with -v it comes before it.
 		if i+1 < len(lines) {
 			if loc := reGoTestLoc.FindStringSubmatch(lines[i+1]); loc != nil {
+				it.loc, it.msg = loc[1], loc[2]
+			}
+		}
+		for j := i - 1; it.loc == "" && j >= 0 && j >= i-5 && !strings.HasPrefix(lines[j], "=== RUN"); j-- {
+			if loc := reGoTestLoc.FindStringSubmatch(lines[j]); loc != nil {
 				it.loc, it.msg = loc[1], loc[2]
 			}
 		}

@@ -35,13 +35,17 @@ func taskLine(t Task) string {
 		if _, err := strconv.Atoi(id); err == nil {
 			id = "#" + id
 		}
-		b.WriteString(id + ": ")
+		b.WriteString(id)
+		if t.Subject == "" {
+			return b.String()
+		}
+		b.WriteString(": ")
 	}
 	b.WriteString(singleLine(t.Subject))
 	return b.String()
 }
 
-var reTaskItem = regexp.MustCompile(`^\[(in progress|pending|blocked|done|deleted)\] (?:(#?[\w.-]+): )?(.*)$`)
+var reTaskItem = regexp.MustCompile(`^\[(in progress|pending|blocked|done|deleted)\] (?:(#?[\w.-]+)(?:: |$))?(.*)$`)
 
 // parseTaskLine undoes taskLine.
 func parseTaskLine(s string) (Task, bool) {
@@ -196,6 +200,18 @@ func (x *extractor) touchedSince(p string, seq int) bool {
 
 var reMarked = regexp.MustCompile(`(?i)^(?:decision|next|next step|blocker):`)
 
+// unmarked is text without its marked lines (decision:, next:, blocker:),
+// which have their own place in the handoff.
+func unmarked(text string) string {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if !reMarked.MatchString(undecorate(strings.TrimSpace(l))) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 var reNextHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*)?(?:next steps?|what'?s next|remaining(?: work| tasks| steps)?|still (?:to do|needed|pending|left)|to ?do|pending|follow[- ]ups?|what'?s left|left to do)\b.*$`)
 
 // lastWordsOf is the part of the agent's last text that looks ahead: what
@@ -206,13 +222,8 @@ func lastWordsOf(text string) string {
 	if text == "" {
 		return ""
 	}
-	var lines []string
-	for _, l := range strings.Split(text, "\n") {
-		if !reMarked.MatchString(undecorate(strings.TrimSpace(l))) {
-			lines = append(lines, l) // marked lines have their own place
-		}
-	}
-	text = strings.Join(lines, "\n")
+	text = unmarked(text)
+	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		if !reNextHeading.MatchString(strings.Trim(strings.TrimSpace(l), "*:")) {
 			continue

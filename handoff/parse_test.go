@@ -45,7 +45,8 @@ func TestParseLenient(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Doc{Session: "s1", Project: "/p q", CreatedAt: time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC),
-		NextSteps: []string{"do it"}, FilesModified: []string{"/p q/a.go", "/abs/b.go", "/p q/"}, Markdown: md}
+		NextSteps: []string{"do it"}, FilesModified: []string{"/p q/a.go", "/abs/b.go", "/p q/"}, Markdown: md,
+		Files: []FileChange{{Path: "/p q/a.go", Status: FileModified}, {Path: "/abs/b.go", Status: FileModified}, {Path: "/p q/", Status: FileModified}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %#v\nwant %#v", got, want)
 	}

@@ -101,10 +101,10 @@ func rejectFeedback(text string) string {
 // shortenMiddle cuts s to at most max runes by dropping its middle: the
 // head says what is asked, the tail often holds the constraints.
 func shortenMiddle(s string, max int) string {
-	s = strings.TrimSpace(s)
 	if max <= 0 || utf8.RuneCountInString(s) <= max {
 		return s
 	}
+	s = strings.TrimSpace(s)
 	if max < 20 {
 		return shorten(s, max)
 	}

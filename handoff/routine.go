@@ -84,29 +84,35 @@ func (x *extractor) routineSteps() []string {
 func (x *extractor) workWindows() ([]window, window) {
 	type span struct{ start, done int }
 	var spans []span
+	var starts []int
 	for _, it := range x.tracker.tasks() {
-		if it.started >= 0 && it.done > it.started {
-			spans = append(spans, span{it.started, it.done})
+		if it.started >= 0 {
+			starts = append(starts, it.started)
+			if it.done > it.started {
+				spans = append(spans, span{it.started, it.done})
+			}
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].done < spans[j].done })
+	sort.Ints(starts)
 	var windows []window
 	current := window{start: 0, end: x.seq + 1}
 	if len(spans) > 0 {
-		for i, s := range spans {
+		for _, s := range spans {
+			// A piece of work ends where the next one starts, or an hour of
+			// messages after it closed.
 			end := s.done + 60
-			if i+1 < len(spans) && spans[i+1].start <= end {
-				end = max(spans[i+1].start-1, s.done)
+			for _, st := range starts {
+				if st > s.done && st <= end {
+					end = st - 1
+					break
+				}
 			}
 			windows = append(windows, window{s.start, end})
 		}
 		// The current piece of work is the latest one started, done or not:
 		// a closed item may still lack its commit.
-		for _, it := range x.tracker.tasks() {
-			if it.started > current.start {
-				current.start = it.started
-			}
-		}
+		current.start = starts[len(starts)-1]
 		if last := windows[len(windows)-1]; last.start == current.start {
 			windows = windows[:len(windows)-1]
 		}

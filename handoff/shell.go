@@ -467,6 +467,8 @@ var valueFlags = map[string]bool{"-timeout": true, "--timeout": true, "-count": 
 	"--features": true, "--package": true, "-C": true, "--cwd": true, "--prefix": true, "-o": true, "--out": true,
 	"-coverprofile": true, "--bin": true, "-ldflags": true, "--dir": true, "--env": true, "--retries": true}
 
+var reExt = regexp.MustCompile(`\.[A-Za-z]\w*$`)
+
 var reLineSuffix = regexp.MustCompile(`^(.+\.\w+):(\d+(?::\d+)?)$`)
 
 // commandScope reads the scope of one command (words after program). Only
@@ -523,6 +525,11 @@ func commandScope(w []string, test bool) scope {
 		s.paths = append(s.paths, cleanScopePath(a))
 	}
 	s.filter = strings.Join(filters, " ")
+	if p := s.paths; !test && len(p) > 0 && (strings.Contains(p[0], "/") || reExt.MatchString(p[0])) &&
+		!strings.ContainsAny(p[0], " *") && !strings.Contains(p[0], "...") {
+		// python manage.py and python other.py are different commands
+		s.key += " " + s.paths[0]
+	}
 	return s
 }
 

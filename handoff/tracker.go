@@ -122,7 +122,8 @@ func (t *tracker) wholeList(prev []*trackedTask, in input, listKey, textKey, trk
 
 var (
 	reTaskCreated = regexp.MustCompile(`Task #(\w+) created successfully(?:: (.+))?`)
-	reTaskLine    = regexp.MustCompile(`^#(\w+)\.?\s+\[([\w -]+)\]\s+(.+?)(?:\s+\((?:owner|blocked by|blocks)[^)]*\))*$`)
+	reTaskLine    = regexp.MustCompile(`^#(\w+)\.?\s+\[([\w -]+)\]\s+(.+?)(?:\s+\[blocked by [^\]]*\])?$`)
+	reTaskOwner   = regexp.MustCompile(`\s+\(\S+\)$`)
 	reTaskGetHead = regexp.MustCompile(`^Task #(\w+):\s*(.+)$`)
 	reTaskGetStat = regexp.MustCompile(`^Status:\s*(\w+)`)
 )
@@ -155,7 +156,10 @@ func (t *tracker) taskTool(name string, in input, result string, seq int) {
 		for _, l := range strings.Split(result, "\n") {
 			if m := reTaskLine.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 				it := t.item(TrackerTask, m[1], true)
-				it.setSubject(m[3])
+				if it.Subject == "" {
+					// "Subject (owner)": the list adds the owner's name
+					it.setSubject(reTaskOwner.ReplaceAllString(m[3], ""))
+				}
 				it.setStatus(normStatus(m[2]), seq)
 			}
 		}

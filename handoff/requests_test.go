@@ -1,0 +1,132 @@
+package handoff
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+func TestRequests(t *testing.T) {
+	long := "Port the billing export to the new API. " + strings.Repeat("The old exporter writes CSV by hand and mixes up the encodings. ", 25) +
+		"Constraint: keep the old endpoint working until March."
+	tests := []struct {
+		name string
+		msgs conversation
+		want []string
+	}{
+		{"every request in order, short follow-ups included",
+			conversation{}.user("Fix the flaky login test").say("Done.").user("continue until all are done").user("thanks, now push"),
+			[]string{"Fix the flaky login test", "continue until all are done", "thanks, now push"}},
+		{"the same request twice in a row is one",
+			conversation{}.user("go on").user("go on"), []string{"go on"}},
+		{"injected text is not a request",
+			conversation{}.user("Run the linter").
+				user("<system-reminder>\nThe user sent a new message\n</system-reminder>").
+				user("<local-command-stdout>Set model to opus</local-command-stdout>").
+				user("Base directory for this skill: /home/u/.claude/skills/x\n\n# Skill").
+				user("<task-notification>\n<task-id>b1</task-id>\n</task-notification>").
+				user("[Request interrupted by user for tool use]").
+				user("skill body").with(func(m *compact.Message) { m.Meta = true }).
+				user("<command-name>/clear</command-name>\n<command-args></command-args>"),
+			[]string{"Run the linter"}},
+		{"a slash command with arguments is a request",
+			conversation{}.user("<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>the auth module</command-args>"),
+			[]string{"/review the auth module"}},
+		{"the feedback given when refusing a call is a request",
+			conversation{}.user("Clean up the config").
+				call("Bash", "1", bash("rm -rf config/old")).
+				result("1", "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\nkeep config/old, move it to config/archive instead", true),
+			[]string{"Clean up the config", "keep config/old, move it to config/archive instead"}},
+		{"a long request is shortened in the middle, its end kept",
+			conversation{}.user(long), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Extract(tc.msgs, ExtractOptions{})
+			if tc.want == nil {
+				r := d.Requests[0]
+				if len([]rune(r)) > maxRequest || !strings.HasPrefix(r, "Port the billing export") ||
+					!strings.HasSuffix(r, "keep the old endpoint working until March.") {
+					t.Errorf("request %q", r)
+				}
+				return
+			}
+			if !reflect.DeepEqual(d.Requests, tc.want) {
+				t.Errorf("Requests\n got %q\nwant %q", d.Requests, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecisionsExplicit(t *testing.T) {
+	msgs := conversation{}.
+		user("Add CSV export to the reports page").
+		call("AskUserQuestion", "1", map[string]any{"questions": []map[string]any{{"question": "Which delimiter?", "header": "CSV"}}}).
+		result("1", `User has answered your questions: "Which delimiter?"="Semicolon", "Quote every field?"="Only when needed". You can now continue with the user's answers in mind.`, false).
+		call("AskUserQuestion", "2", map[string]any{"questions": []map[string]any{{"question": "Encoding?"}}}).
+		result("2", `Your questions have been answered: "Encoding?"="UTF-8 with BOM". You can now continue with these answers in mind.`, false).
+		call("AskUserQuestion", "3", map[string]any{}).
+		result("3", "The user doesn't want to proceed with this tool use. The tool use was rejected", true).
+		user("no, use the streaming writer instead of building the file in memory").
+		say("Decision: exports go through the job queue.")
+	d := Extract(msgs, ExtractOptions{Notes: []Note{{Kind: NoteDecision, Text: "Reports are read-only for viewers."}}})
+	want := []string{
+		"Reports are read-only for viewers.",
+		"Which delimiter? → Semicolon", "Quote every field? → Only when needed", "Encoding? → UTF-8 with BOM",
+		"user: no, use the streaming writer instead of building the file in memory",
+		"exports go through the job queue.",
+	}
+	if !reflect.DeepEqual(d.Decisions, want) {
+		t.Errorf("Decisions\n got %q\nwant %q", d.Decisions, want)
+	}
+	if len(d.Requests) != 2 {
+		t.Errorf("the correction is a request too: %q", d.Requests)
+	}
+}
+
+func TestDecisionsInferred(t *testing.T) {
+	tests := []struct {
+		name  string
+		prose string
+		after bool // right after a failed call
+		kept  bool
+	}{
+		{"a limit and the fix", "The generated migration uses `ALTER COLUMN`, which SQLite doesn't support. I need to rebuild the table instead.", false, true},
+		{"a cause, after a failure", "The test process can't see the sandbox because LiveView runs in a separate process. I'll switch the sandbox to shared mode.", true, true},
+		{"a choice", "Let's go with a token bucket per API key rather than a global limiter.", false, true},
+		{"a constraint found the hard way", "The pre-commit hook still runs even with --no-verify, so it cannot be bypassed.", true, true},
+		{"narration is not a decision", "Let me read the config file first.", false, false},
+		{"a progress report is not a decision", "All 43 tests pass now.", false, false},
+		{"a question is not a decision", "Should I also update the CHANGELOG?", false, false},
+		{"a state of the moment is not a rule", "The module doesn't exist yet.", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var msgs conversation
+			if tc.after {
+				msgs = msgs.call("Bash", "1", bash("mix test")).result("1", "Exit code 1\n1 failure", true)
+			}
+			d := Extract(msgs.say(tc.prose), ExtractOptions{})
+			if kept := len(d.Decisions) > 0; kept != tc.kept {
+				t.Errorf("decisions %q, want kept=%v", d.Decisions, tc.kept)
+			}
+		})
+	}
+}
+
+func TestDecisionsFromSettings(t *testing.T) {
+	msgs := conversation{}.
+		call("Edit", "1", map[string]any{"file_path": "/p/config/test.exs", "old_string": "config :app, tracing: true",
+			"new_string": "# Tracing is off in tests: it is slow and noisy\nconfig :app, tracing: false"}).result("1", "ok", false).
+		call("Edit", "2", map[string]any{"file_path": "/p/package.json", "old_string": `"dependencies": {`,
+			"new_string": "\"dependencies\": {\n    \"zod\": \"^3.23.0\","}).result("2", "ok", false).
+		call("Edit", "3", map[string]any{"file_path": "/p/internal/config/config.go", "old_string": "a", "new_string": "b"}).result("3", "ok", false)
+	d := Extract(msgs, ExtractOptions{Project: "/p"})
+	want := []string{"config/test.exs: config :app, tracing: false — Tracing is off in tests: it is slow and noisy",
+		`package.json: "zod": "^3.23.0"`}
+	if !reflect.DeepEqual(d.Decisions, want) {
+		t.Errorf("Decisions\n got %q\nwant %q (code in a config folder is not a setting)", d.Decisions, want)
+	}
+}
