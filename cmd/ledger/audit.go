@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -61,16 +62,16 @@ SESSION is a full session id or a unique prefix. --since takes a date
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
-	since, err := parseTimeFlag("--since", opts.Since, nowFunc())
-	if err != nil {
-		return err
-	}
-	s, err := app.Store(ctx)
+	since, err := parseTimeFlag("--since", opts.Since, time.Now())
 	if err != nil {
 		return err
 	}
 	f := store.CompactionFilter{Since: since}
-	if f.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
+	if f.SessionID, err = app.Engine().OptionalSessionID(ctx, opts.Session); err != nil {
+		return err
+	}
+	s, err := app.Store(ctx)
+	if err != nil {
 		return err
 	}
 	list, err := s.Compactions(ctx, f)
@@ -82,7 +83,7 @@ func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
 		rows = append(rows, auditJSON{Session: c.SessionID, At: jsonTime(c.At), Trigger: c.Trigger,
 			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
 			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid),
-			SummaryTokens: countTokens(c.Summary), ToolCalls: c.ToolCalls})
+			SummaryTokens: compact.DefaultEstimator().Tokens(c.Summary), ToolCalls: c.ToolCalls})
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, rows)

@@ -252,7 +252,7 @@ func wantNoDuplicates(t *testing.T, db string) {
 		Compacts int    `db:"compacts"`
 		CCounter int    `db:"ccounter"`
 	}
-	if err := s.DB().Select(&rows, `SELECT s.id,
+	if err := rawDB(t, s.Path()).Select(&rows, `SELECT s.id,
 		(SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS n,
 		(SELECT count(DISTINCT uuid) FROM messages m WHERE m.session_id = s.id) AS distinct_uuids,
 		s.messages AS counter,
@@ -570,7 +570,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	if err := s.DB().Get(&n, `SELECT count(*) FROM sessions`); err != nil || n != 2 {
+	if err := rawDB(t, s.Path()).Get(&n, `SELECT count(*) FROM sessions`); err != nil || n != 2 {
 		t.Fatalf("sessions: %d, %v", n, err)
 	}
 	for _, ext := range []string{"-wal", "-shm"} {
@@ -647,14 +647,14 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	defer s.Close()
 	var texts []string
-	if err := s.DB().Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
+	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end"}; !slicesEqual(texts, want) {
 		t.Errorf("repaired texts = %q, want %q", texts, want)
 	}
 	var n int
-	if err := s.DB().Get(&n, `SELECT length(text) FROM messages WHERE uuid = 'u5'`); err != nil || n != len(huge) {
+	if err := rawDB(t, s.Path()).Get(&n, `SELECT length(text) FROM messages WHERE uuid = 'u5'`); err != nil || n != len(huge) {
 		t.Errorf("20 MB message stored with %d characters (%v), want %d", n, err, len(huge))
 	}
 	r := runBin(t, home, "", "--db", db, "search", "--json", "needle")
@@ -694,7 +694,7 @@ func TestHookBadInput(t *testing.T) {
 		name, stdin, db, warning string
 	}{
 		{"garbage", "not json", db, "hook input is not JSON"},
-		{"over 4 MB", stop(`,"x":"` + strings.Repeat("x", maxHookInput) + `"`), db, "hook input larger than"},
+		{"over 4 MB", stop(`,"x":"` + strings.Repeat("x", 4<<20) + `"`), db, "hook input larger than"},
 		{"no event", `{"session_id":"s"}`, db, "hook input has no hook_event_name"},
 		{"no transcript_path", stop(""), db, "Stop: hook input has no transcript_path"},
 		{"database folder is a file", stop(`,"transcript_path":"/x.jsonl"`), filepath.Join(notDir, "l.db"), "create database folder"},

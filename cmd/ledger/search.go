@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -96,20 +98,20 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		return usagef("--limit must be at least 1, not %d", opts.Limit)
 	}
 	var err error
-	if so.Since, err = parseTimeFlag("--since", opts.Since, nowFunc()); err != nil {
+	if so.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
 		return err
 	}
-	if so.Until, err = parseTimeFlag("--until", opts.Until, nowFunc()); err != nil {
+	if so.Until, err = parseTimeFlag("--until", opts.Until, time.Now()); err != nil {
 		return err
 	}
 	if opts.Project != "" {
-		so.Project = absPath(opts.Project)
+		so.Project = engine.AbsPath(opts.Project)
+	}
+	if so.SessionID, err = app.Engine().OptionalSessionID(ctx, opts.Session); err != nil {
+		return err
 	}
 	s, err := app.Store(ctx)
 	if err != nil {
-		return err
-	}
-	if so.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
 		return err
 	}
 	res, err := s.Search(ctx, so)

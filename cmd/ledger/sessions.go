@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -61,7 +62,7 @@ func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 	}
 	project := opts.Project
 	if project != "" {
-		project = absPath(project)
+		project = engine.AbsPath(project)
 	}
 	list, err := s.Sessions(ctx, store.SessionFilter{Project: project, Limit: opts.Limit})
 	if err != nil {

@@ -31,6 +31,3 @@ func parseTimeFlag(flag, v string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, usagef("%s %q: want a date (2026-01-31), an RFC 3339 time, or a duration like 36h or 7d", flag, v)
 }
-
-// nowFunc is the clock of relative --since/--until values.
-var nowFunc = time.Now
