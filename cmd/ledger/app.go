@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
@@ -34,23 +33,13 @@ type App struct {
 	engine     *engine.Engine
 }
 
-// DBPath resolves the database path: --db, else $LEDGER_DB, else
-// $XDG_DATA_HOME/ledger/ledger.db, else ~/.local/share/ledger/ledger.db.
+// DBPath is the database path: --db, else the environment's
+// (engine.DBPath).
 func (a *App) DBPath() (string, error) {
 	if a.dbFlag != "" {
 		return a.dbFlag, nil
 	}
-	if p := a.Getenv("LEDGER_DB"); p != "" {
-		return p, nil
-	}
-	if d := a.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "ledger", "ledger.db"), nil
-	}
-	home, err := a.home()
-	if err != nil {
-		return "", fmt.Errorf("no database path: set --db or $LEDGER_DB (%w)", err)
-	}
-	return filepath.Join(home, ".local", "share", "ledger", "ledger.db"), nil
+	return engine.DBPath(a.Getenv)
 }
 
 // home is $HOME, else the system's idea of the user's home folder.

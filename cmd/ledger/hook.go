@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,27 +87,5 @@ func runHook(ctx context.Context, app *App, opts *hookOptions) error {
 // hookWarn reports a failure without failing: one line on stderr, and the
 // same line in the hook log.
 func hookWarn(app *App, event string, err error) {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	if event != "" {
-		msg = event + ": " + msg
-	}
-	fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", msg)
-	dir := app.Getenv("XDG_STATE_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home := app.Getenv("HOME")
-		if home == "" {
-			return
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	dir = filepath.Join(dir, "ledger")
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	f, ferr := os.OpenFile(filepath.Join(dir, "hook.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if ferr != nil {
-		return
-	}
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), msg)
-	f.Close()
+	fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", app.Engine().HookWarning(app.Getenv("XDG_STATE_HOME"), event, err))
 }

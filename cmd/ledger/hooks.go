@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -73,19 +70,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	updated, err := editSettings(app, opts, old)
+	changed, err := agentconfig.UpdateFile(path, func(old []byte) ([]byte, error) { return editSettings(app, opts, old) })
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	changed := !bytes.Equal(old, updated)
-	if changed {
-		if err := agentconfig.WriteFile(path, updated, 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, struct {
@@ -106,40 +93,13 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	return nil
 }
 
-// editSettings is the settings file with ledger's hooks installed or
-// removed.
+// editSettings is the settings file with ledger's hooks installed (this
+// very binary, by absolute path, with the flags given, at every event
+// ledger handles) or removed.
 func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 	if !opts.Install {
 		return agentconfig.UninstallClaudeHooks(old)
 	}
-	hooks, err := ledgerHooks(app, opts)
-	if err != nil {
-		return nil, err
-	}
-	return agentconfig.InstallClaudeHooks(old, hooks)
-}
-
-// settingsPath is the settings.json of a scope.
-func settingsPath(app *App, scope string) (string, error) {
-	var home, wd string
-	var err error
-	switch scope {
-	case "user":
-		home, err = app.home()
-	case "project":
-		wd, err = app.Getwd()
-	default:
-		return "", usagef("--scope %q: want user or project", scope)
-	}
-	if err != nil {
-		return "", err
-	}
-	return agentconfig.ClaudeSettingsPath(scope, home, wd)
-}
-
-// ledgerHooks are the hooks install writes: this very binary, by absolute
-// path, with the flags given, at every event ledger handles.
-func ledgerHooks(app *App, opts *hooksOptions) ([]agentconfig.Hook, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the ledger binary: %w", err)
@@ -162,5 +122,20 @@ func ledgerHooks(app *App, opts *hooksOptions) ([]agentconfig.Hook, error) {
 	for _, ev := range engine.HookEvents() {
 		hooks = append(hooks, agentconfig.Hook{Event: ev.Name, Command: command, Timeout: ev.Timeout})
 	}
-	return hooks, nil
+	return agentconfig.InstallClaudeHooks(old, hooks)
+}
+
+// settingsPath is the settings.json of a scope.
+func settingsPath(app *App, scope string) (string, error) {
+	home, herr := app.home()
+	wd, werr := app.Getwd()
+	switch {
+	case scope == "user" && herr != nil:
+		return "", herr
+	case scope == "project" && werr != nil:
+		return "", werr
+	case scope != "user" && scope != "project":
+		return "", usagef("--scope %q: want user or project", scope)
+	}
+	return agentconfig.ClaudeSettingsPath(scope, home, wd)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
-	"github.com/agentledger/ledger/compact"
 )
 
 type meterOptions struct {
@@ -16,17 +15,6 @@ type meterOptions struct {
 	Betas    []string
 	Accuracy bool
 	JSON     bool
-}
-
-// accuracyJSON is `ledger meter --accuracy --json`.
-type accuracyJSON struct {
-	Messages                int     `json:"messages"`
-	MedianAbsError          float64 `json:"median_abs_error"`
-	P90AbsError             float64 `json:"p90_abs_error"`
-	BaselineMedianAbsError  float64 `json:"baseline_median_abs_error"`
-	BaselineP90AbsError     float64 `json:"baseline_p90_abs_error"`
-	SkippedThinkingMessages int     `json:"skipped_thinking"`
-	SkippedPartialMessages  int     `json:"skipped_partial"`
 }
 
 func newMeterCmd(app *App) *cobra.Command {
@@ -64,16 +52,12 @@ every API response in the transcript, beside the chars/4 baseline.`,
 
 func runMeter(ctx context.Context, app *App, opts *meterOptions) error {
 	if opts.Accuracy {
-		v, err := app.Engine().View(ctx, opts.Target)
+		a, err := app.Engine().MeterAccuracy(ctx, opts.Target)
 		if err != nil {
 			return err
 		}
-		a := compact.MeasureAccuracy(v.Messages, nil)
-		out := accuracyJSON{Messages: a.Messages, MedianAbsError: a.MedianAbsError, P90AbsError: a.P90AbsError,
-			BaselineMedianAbsError: a.BaselineMedianAbsError, BaselineP90AbsError: a.BaselineP90AbsError,
-			SkippedThinkingMessages: a.SkippedThinking, SkippedPartialMessages: a.SkippedPartial}
 		if opts.JSON {
-			return writeJSON(app.Stdout, out)
+			return writeJSON(app.Stdout, a)
 		}
 		fmt.Fprintf(app.Stdout, "%d API responses: median error %.1f%%, p90 %.1f%% (chars/4: median %.1f%%, p90 %.1f%%)\n",
 			a.Messages, 100*a.MedianAbsError, 100*a.P90AbsError, 100*a.BaselineMedianAbsError, 100*a.BaselineP90AbsError)

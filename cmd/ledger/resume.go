@@ -17,14 +17,6 @@ type resumeOptions struct {
 	Format  string
 }
 
-// resumeJSON is `ledger resume --format json` (CONTRACT.md).
-type resumeJSON struct {
-	Session   string `json:"session"`
-	HandoffID *int64 `json:"handoff_id"`
-	Tokens    int    `json:"tokens"`
-	Markdown  string `json:"markdown"`
-}
-
 func newResumeCmd(app *App) *cobra.Command {
 	opts := &resumeOptions{}
 	cmd := &cobra.Command{
@@ -87,7 +79,7 @@ func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
 	}
 	switch opts.Format {
 	case "json":
-		return writeJSON(app.Stdout, resumeJSON{Session: r.Session.ID, HandoffID: r.HandoffID, Tokens: r.Tokens, Markdown: r.Markdown})
+		return writeJSON(app.Stdout, r.Doc())
 	case "hook":
 		return writeJSON(app.Stdout, engine.NewSessionStartOutput(r.Markdown))
 	}

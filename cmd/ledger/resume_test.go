@@ -170,7 +170,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("resume from %s: exit %d: %s", dir, r.code, r.stderr)
 		}
-		var got resumeJSON
+		var got engine.ResumeDoc
 		decodeJSON(t, r.stdout, &got)
 		if got.Session != old || got.HandoffID == nil {
 			t.Errorf("resume from %s: session %s handoff %v, want %s with its handoff", dir, got.Session, got.HandoffID, old)

@@ -20,18 +20,6 @@ type sessionsOptions struct {
 	JSON    bool
 }
 
-// sessionJSON is one element of `ledger sessions --json` (CONTRACT.md).
-type sessionJSON struct {
-	ID          string   `json:"id"`
-	Source      string   `json:"source"`
-	Project     string   `json:"project"`
-	Title       string   `json:"title"`
-	StartedAt   jsonTime `json:"started_at"`
-	LastAt      jsonTime `json:"last_at"`
-	Messages    int64    `json:"messages"`
-	Compactions int64    `json:"compactions"`
-}
-
 func newSessionsCmd(app *App) *cobra.Command {
 	opts := &sessionsOptions{}
 	cmd := &cobra.Command{
@@ -69,13 +57,7 @@ func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 		return err
 	}
 	if opts.JSON {
-		out := make([]sessionJSON, 0, len(list))
-		for _, x := range list {
-			out = append(out, sessionJSON{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
-				StartedAt: jsonTime(store.Time(x.StartedAt)), LastAt: jsonTime(store.Time(x.LastAt)),
-				Messages: x.Messages, Compactions: x.Compactions})
-		}
-		return writeJSON(app.Stdout, out)
+		return writeJSON(app.Stdout, engine.SessionRows(list))
 	}
 	printSessions(app.Stdout, list)
 	return nil

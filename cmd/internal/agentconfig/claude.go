@@ -2,7 +2,9 @@ package agentconfig
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -236,19 +238,34 @@ func removeFromEvent(doc []byte, event string) ([]byte, error) {
 	return doc, nil
 }
 
-// WriteFile replaces path with data atomically and durably (renameio: a
-// temporary file in the same folder, synced, renamed over path; then the
-// folder synced, so that the rename survives a crash too), keeping the
-// previous file as path.bak. perm applies to a new file; an existing one
-// keeps its mode.
-func WriteFile(path string, data []byte, perm os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+// UpdateFile applies edit to the file at path (nil bytes when there is
+// none yet) and, when that changes it, writes the result atomically and
+// durably (renameio: a temporary file in the same folder, synced, renamed
+// over path; then the folder synced, so that the rename survives a crash
+// too), keeping the previous file as path.bak. A new file is owner-only;
+// an existing one keeps its mode.
+func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, err error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	if old, err := os.ReadFile(path); err == nil {
+	updated, err := edit(old)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal(old, updated) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if old != nil {
 		if err := os.WriteFile(path+".bak", old, 0o600); err != nil {
-			return fmt.Errorf("back up %s: %w", path, err)
+			return false, fmt.Errorf("back up %s: %w", path, err)
 		}
 	}
-	return writeAtomic(path, data, perm)
+	if err := writeAtomic(path, updated, 0o600); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -89,6 +91,26 @@ func (e *Engine) OptionalSessionID(ctx context.Context, arg string) (string, err
 // stamp is the time of a handoff or record written now, to the second (the
 // precision of handoff file names and of resume's staleness check).
 func (e *Engine) stamp() time.Time { return e.now().UTC().Truncate(time.Second) }
+
+// DBPath is where the ledger is by the environment: $LEDGER_DB, else
+// $XDG_DATA_HOME/ledger/ledger.db, else ~/.local/share/ledger/ledger.db.
+func DBPath(getenv func(string) string) (string, error) {
+	if p := getenv("LEDGER_DB"); p != "" {
+		return p, nil
+	}
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ledger", "ledger.db"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no database path: set --db or $LEDGER_DB (%w)", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "ledger", "ledger.db"), nil
+}
 
 // AbsPath is path made absolute (as it is when that fails).
 func AbsPath(path string) string {
