@@ -112,10 +112,6 @@ func (s *Store) Close() error { return s.db.Close() }
 // Path is the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// DB exposes the handle for tests and tools in this module that need raw
-// access (integrity checks, benchmarks).
-func (s *Store) DB() *sqlx.DB { return s.db }
-
 // TargetVersion is the schema version this binary migrates to: the highest
 // embedded migration number.
 func TargetVersion() (int64, error) {
