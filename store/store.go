@@ -1,6 +1,3 @@
-// Package store is ledger's SQLite database: sessions, messages, handoffs,
-// compactions and ingest cursors, with FTS5 indexes kept in step by
-// triggers. It is the only package that writes SQL.
 package store
 
 import (
