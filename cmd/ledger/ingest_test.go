@@ -23,9 +23,22 @@ type ingestJSON struct {
 	Unrecognized []string `json:"unrecognized"`
 }
 
+// ingest runs `ledger ingest --json` in-process.
 func ingest(t *testing.T, home, db string, paths ...string) ingestJSON {
 	t.Helper()
-	r := runCmd(t, home, "", append([]string{"--db", db, "ingest", "--json"}, paths...)...)
+	return ingestWith(t, runCmd, home, db, paths...)
+}
+
+// ingestBin runs the real binary's ingest: the end-to-end tests' large
+// corpora ingest several times faster outside the race detector's reach.
+func ingestBin(t *testing.T, home, db string, paths ...string) ingestJSON {
+	t.Helper()
+	return ingestWith(t, runBin, home, db, paths...)
+}
+
+func ingestWith(t *testing.T, run func(*testing.T, string, string, ...string) result, home, db string, paths ...string) ingestJSON {
+	t.Helper()
+	r := run(t, home, "", append([]string{"--db", db, "ingest", "--json"}, paths...)...)
 	if r.code != 0 {
 		t.Fatalf("ingest exit %d: %s", r.code, r.stderr)
 	}

@@ -346,7 +346,7 @@ func TestConcurrentWriters(t *testing.T) {
 	wantHealthy(t, home, db)
 	wantNoDuplicates(t, db)
 	// Running it all again adds nothing.
-	again := ingest(t, home, db, projects)
+	again := ingestBin(t, home, db, projects)
 	if again.Messages != 0 || again.Compactions != 0 || again.Sessions != 0 {
 		t.Errorf("ingest after the rounds added %+v, want nothing", again)
 	}
@@ -388,7 +388,7 @@ func TestKillDuringIngest(t *testing.T) {
 	// A clean ingest, timed: the kill points are fractions of it.
 	clean := filepath.Join(home, "clean.db")
 	t0 := time.Now()
-	ingest(t, home, clean, corpus)
+	ingestBin(t, home, clean, corpus)
 	full := time.Since(t0)
 	sameCounts(t, "clean ingest", storedCounts(t, home, clean), want)
 	t.Logf("clean ingest of 4 files, %.1f MB: %v (set up in %v)", float64(size)/1e6, full.Round(time.Millisecond), t0.Sub(setup).Round(time.Millisecond))
@@ -441,7 +441,7 @@ func TestKillDuringIngest(t *testing.T) {
 				total += c.Messages
 			}
 			t.Logf("killed=%v after %v: %d of %d messages committed", killed, after.Round(time.Millisecond), total, 4*each.Messages)
-			ingest(t, home, db, corpus)
+			ingestBin(t, home, db, corpus)
 			wantHealthy(t, home, db)
 			sameCounts(t, "after the kill and a second run", storedCounts(t, home, db), want)
 			wantNoDuplicates(t, db)
@@ -452,7 +452,7 @@ func TestKillDuringIngest(t *testing.T) {
 			wantHealthy(t, home, cumulative)
 		})
 	}
-	ingest(t, home, cumulative, corpus)
+	ingestBin(t, home, cumulative, corpus)
 	wantHealthy(t, home, cumulative)
 	sameCounts(t, "after repeated kills and a last run", storedCounts(t, home, cumulative), want)
 	wantNoDuplicates(t, cumulative)
@@ -635,7 +635,7 @@ func TestIngestBadLines(t *testing.T) {
 	appendFile(t, path, []byte(strings.Join(lines, "")))
 	appendFile(t, filepath.Join(dir, "empty.jsonl"), nil)
 
-	got := ingest(t, home, db, dir)
+	got := ingestBin(t, home, db, dir)
 	if got.Messages != 5 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
 		got.Skips[0].Line != 2 || got.Skips[0].Reason != "invalid json" ||
 		got.Skips[1].Line != 3 || got.Skips[1].Reason != "not a claude record" || len(got.Unrecognized) != 0 {
@@ -663,7 +663,7 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	// The cut last line is completed: the next run reads it, and only it.
 	appendFile(t, path, []byte(last[len(last)/2:]))
-	if again := ingest(t, home, db, dir); again.Messages != 1 || again.SkippedLines != 0 {
+	if again := ingestBin(t, home, db, dir); again.Messages != 1 || again.SkippedLines != 0 {
 		t.Errorf("after the last line completed: %+v, want 1 message and no skips", again)
 	}
 	// An empty file named on its own is not an error either.
