@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -51,22 +50,6 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 		out[i].At = out[i].At.UTC()
 	}
 	return out, nil
-}
-
-// RecentHookCompaction reports the handoff of a hook compaction record of
-// the session written at or after since, if there is one: PreCompact can
-// fire several times for one compaction, which is still one record.
-func (s *Store) RecentHookCompaction(ctx context.Context, sessionID string, since time.Time) (int64, bool, error) {
-	var h sql.NullInt64
-	err := s.db.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
-		WHERE session_id = ? AND source = 'hook' AND at >= ? ORDER BY at DESC LIMIT 1`, sessionID, since.UTC())
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("find recent hook compaction: %w", err)
-	}
-	return h.Int64, true, nil
 }
 
 // Mark sets a one-off marker of a session and reports whether it was not

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/agentledger/ledger/handoff"
 )
 
@@ -47,52 +49,96 @@ type CompactionRecord struct {
 	// made: the transcript's compact_boundary names the same message as its
 	// logicalParentUuid, which is how the two are matched.
 	LogicalParent string
+	// Debounce, when set, makes the record one per compaction: nothing is
+	// written when the session has a record of the same source made less
+	// than Debounce before At. (Claude Code may fire PreCompact several
+	// times, at once, for one /compact.)
+	Debounce time.Duration
 }
 
-// AddHandoff stores a handoff and, when rec is set, a compaction record
-// linked to it, in one transaction. It returns the handoff's id.
-func (s *Store) AddHandoff(ctx context.Context, doc handoff.Doc, path string, rec *CompactionRecord) (int64, error) {
+// NewHandoff is a handoff to store, with the compaction record made for it.
+type NewHandoff struct {
+	Doc    handoff.Doc
+	Path   string            // the Markdown file written for it, "" for none
+	Record *CompactionRecord // nil: the handoff alone
+	// BeforeCommit, when set, runs inside the transaction once the rows
+	// are in (the caller writes the handoff file there, so that the file
+	// exists exactly when its row does). Its error rolls everything back.
+	BeforeCommit func() error
+}
+
+// AddHandoff stores a handoff and its compaction record in one immediate
+// transaction, and returns the handoff's id. With Record.Debounce the check
+// for an earlier record of the same compaction is made in that transaction
+// too, so that writers racing for one compaction leave one handoff and one
+// record: the others write nothing and get the id of the handoff already
+// there, with written false.
+func (s *Store) AddHandoff(ctx context.Context, h NewHandoff) (id int64, written bool, err error) {
 	// A handoff is made of messages already redacted, but a --task given
 	// on the command line, or a handoff from elsewhere, may carry a secret.
-	doc = s.RedactHandoff(doc)
-	sections, err := json.Marshal(doc)
+	h.Doc = s.RedactHandoff(h.Doc)
+	sections, err := json.Marshal(h.Doc)
 	if err != nil {
-		return 0, fmt.Errorf("encode handoff: %w", err)
+		return 0, false, fmt.Errorf("encode handoff: %w", err)
 	}
-	var id int64
 	err = Retry(ctx, func() error {
-		var err error
-		id, err = s.addHandoff(ctx, doc, string(sections), path, rec)
+		id, written, err = s.addHandoff(ctx, h, string(sections))
 		return err
 	})
-	return id, err
+	return id, written, err
 }
 
-func (s *Store) addHandoff(ctx context.Context, doc handoff.Doc, sections, path string, rec *CompactionRecord) (int64, error) {
+func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (int64, bool, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("begin: %w", err)
+		return 0, false, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
+	if rec := h.Record; rec != nil && rec.Debounce > 0 {
+		id, found, err := recentRecord(ctx, tx, h.Doc.Session, rec.Source, rec.At.Add(-rec.Debounce))
+		if err != nil || found {
+			return id, false, err
+		}
+	}
+	d := h.Doc
 	res, err := tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens, path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, doc.Session, doc.CreatedAt.UTC(), doc.Trigger, doc.Task, sections,
-		doc.Markdown, doc.Tokens, path)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.Session, d.CreatedAt.UTC(), d.Trigger, d.Task, sections, d.Markdown, d.Tokens, h.Path)
 	if err != nil {
-		return 0, fmt.Errorf("insert handoff: %w", err)
+		return 0, false, fmt.Errorf("insert handoff: %w", err)
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	if rec != nil {
-		if err := addCompactionRecord(ctx, tx, doc.Session, id, *rec); err != nil {
-			return 0, err
+	if h.Record != nil {
+		if err := addCompactionRecord(ctx, tx, d.Session, id, *h.Record); err != nil {
+			return 0, false, err
+		}
+	}
+	if h.BeforeCommit != nil {
+		if err := h.BeforeCommit(); err != nil {
+			return 0, false, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit handoff: %w", err)
+		return 0, false, fmt.Errorf("commit handoff: %w", err)
 	}
-	return id, nil
+	return id, true, nil
+}
+
+// recentRecord finds the session's latest compaction record of source made
+// at or after since, and its handoff.
+func recentRecord(ctx context.Context, tx *sqlx.Tx, session, source string, since time.Time) (int64, bool, error) {
+	var h sql.NullInt64
+	err := tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
+		WHERE session_id = ? AND source = ? AND at >= ? ORDER BY at DESC LIMIT 1`, session, source, since.UTC())
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("find recent %s compaction: %w", source, err)
+	}
+	return h.Int64, true, nil
 }
 
 // addCompactionRecord inserts a hook or cli compaction; its tool_calls are

@@ -77,7 +77,7 @@ func TestAddHandoffRedacts(t *testing.T) {
 	if err := w.Commit(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddHandoff(ctx, doc, "", nil); err != nil {
+	if _, _, err := s.AddHandoff(ctx, NewHandoff{Doc: doc}); err != nil {
 		t.Fatal(err)
 	}
 	var row struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -79,18 +80,22 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 	return SearchResult{Hits: hits, Any: len(hits) > 0}, nil
 }
 
-// searchIndex is one full-text index and the table it indexes.
+// searchIndex is one full-text index and the table it indexes: a row of
+// the table below, which is all that differs between the three.
 type searchIndex struct {
-	kind, fts, table, at string
-	role                 string // the role column, or '' for none
-	where                string // more conditions on the table (t)
+	kind  string // the hits' kind
+	fts   string // the FTS5 table
+	table string // its content table (alias t in the statements)
+	at    string // the table's time column
+	role  string // the table's role column, or '' for none
+	where string // more conditions on t
 }
 
 var searchIndexes = []searchIndex{
-	// a compaction summary message is found as its compaction
-	{kind: KindMessage, fts: "messages_fts", table: "messages", at: "at", role: "t.role", where: " AND t.compact_summary = 0"},
-	{kind: KindHandoff, fts: "handoffs_fts", table: "handoffs", at: "created_at", role: "''"},
-	{kind: KindCompaction, fts: "compactions_fts", table: "compactions", at: "at", role: "''"},
+	// kind           fts                table          at            role      where
+	{KindMessage, "messages_fts", "messages", "at", "t.role", " AND t.compact_summary = 0"}, // a summary message is found as its compaction
+	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", ""},
+	{KindCompaction, "compactions_fts", "compactions", "at", "''", ""},
 }
 
 // rankWindow is how many matches of each index a search ranks: the most
@@ -135,6 +140,17 @@ func (o SearchOptions) filtered() bool {
 	return o.SessionID != "" || o.Project != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
 }
 
+// indexes are the indexes a search's kind and role filters allow.
+func (o SearchOptions) indexes() []searchIndex {
+	var out []searchIndex
+	for _, ix := range searchIndexes {
+		if (o.Kind == "" || o.Kind == ix.kind) && (o.Role == "" || ix.role != "''") {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
 // rankedHit is a Hit as rank reads it, with whether the window of messages
 // was cut.
 type rankedHit struct {
@@ -142,93 +158,49 @@ type rankedHit struct {
 	Cut bool `db:"cut"`
 }
 
-// rank returns the best hits without their snippets. With cut, and no
-// filters, the message table is read only for the window's best rows
-// (ties included), not for every row of the window; it reports whether
-// that left rows out.
+// rank returns the best hits without their snippets, in one statement:
+//
+//	WITH w_message AS MATERIALIZED (the window of messages_fts),
+//	     w_handoff AS MATERIALIZED (the window of handoffs_fts), ...
+//	SELECT the best of w_message, each with its row
+//	UNION ALL SELECT the best of w_handoff ...
+//	ORDER BY score DESC, at DESC LIMIT limit
+//
+// Each index is ranked and limited on its own; SQLite merges a few rows.
+// With cut, and no filters, the message table is read only for the
+// window's best rows (ties included), not for every row of the window; rank
+// reports whether that left rows out.
 //
 // Integers are written into the statement, not bound: SQLite prepares a
 // statement again once a value bound to a LIMIT or range is known, and a
 // statement of three windows costs about a millisecond to prepare.
 func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut bool) ([]Hit, bool, error) {
-	var ctes, parts []string
-	var args []any // only the windows have arguments
-	sessionFilter := func(col string) string {
-		var w []string
-		if o.SessionID != "" {
-			w = append(w, col+" = ?")
-			args = append(args, o.SessionID)
-		}
-		if o.Project != "" {
-			dir := filepath.Clean(o.Project)
-			w = append(w, col+" IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))")
-			args = append(args, dir, dir+"/", dir+"0")
-		}
-		return joinAnd(w)
-	}
-	timeFilter := func(col string) string {
-		var w []string
-		if !o.Since.IsZero() {
-			w = append(w, col+" >= ?")
-			args = append(args, o.Since.UTC())
-		}
-		if !o.Until.IsZero() {
-			w = append(w, col+" < ?")
-			args = append(args, o.Until.UTC())
-		}
-		return joinAnd(w)
-	}
-	filtered := o.filtered()
-	cutFlag := "0"
-	for _, ix := range searchIndexes {
-		if o.Kind != "" && o.Kind != ix.kind || o.Role != "" && ix.role == "''" {
-			continue
-		}
-		w := "w_" + ix.kind
-		// The window: the newest matches (FTS5 walks rowids backwards
-		// without sorting), each ranked. Filters need the table's row;
-		// without them FTS5 alone answers.
-		var cte string
-		if filtered {
-			cte = fmt.Sprintf(`%s AS MATERIALIZED (SELECT %s.rowid AS id, bm25(%s) AS rank
-				FROM %s JOIN %s t ON t.id = %s.rowid WHERE %s MATCH ?`, w, ix.fts, ix.fts, ix.fts, ix.table, ix.fts, ix.fts)
-			args = append(args, match)
-			cte += sessionFilter("t.session_id") + timeFilter("t."+ix.at)
-			if o.Role != "" {
-				cte += ` AND t.role = ?`
-				args = append(args, o.Role)
-			}
-		} else {
-			cte = fmt.Sprintf(`%s AS MATERIALIZED (SELECT rowid AS id, bm25(%s) AS rank FROM %s WHERE %s MATCH ?`,
-				w, ix.fts, ix.fts, ix.fts)
-			args = append(args, match)
-		}
-		cte += fmt.Sprintf(` ORDER BY %s.rowid DESC LIMIT %d)`, ix.fts, rankWindow)
-		ctes = append(ctes, cte)
-
-		// Each index is ranked and limited on its own; SQLite merges a few
-		// rows. With cut, only the messages as good as the window's
-		// (limit+slack)th are read from the table.
-		q := fmt.Sprintf(`SELECT * FROM (SELECT t.session_id, '%s' AS kind, t.id, t.%s AS at, %s AS role, -%s.rank AS score, %%[1]s AS cut
-			FROM %s JOIN %s t ON t.id = %s.id WHERE 1%s`, ix.kind, ix.at, ix.role, w, w, ix.table, w, ix.where)
-		if cut && !filtered && ix.kind == KindMessage {
-			n := o.Limit + rankSlack
-			q += fmt.Sprintf(` AND %[1]s.rank <= coalesce((SELECT rank FROM %[1]s ORDER BY rank LIMIT 1 OFFSET %[2]d), 1e308)`, w, n-1)
-			cutFlag = fmt.Sprintf(`((SELECT count(*) FROM %s) > %d)`, w, n)
-		}
-		q += fmt.Sprintf(` ORDER BY %s.rank, t.%s DESC LIMIT %d)`, w, ix.at, o.Limit)
-		parts = append(parts, q)
-	}
-	if len(parts) == 0 {
+	indexes := o.indexes()
+	if len(indexes) == 0 {
 		return []Hit{}, false, nil
 	}
-	for i := range parts {
-		parts[i] = fmt.Sprintf(parts[i], cutFlag)
+	cut = cut && !o.filtered()
+	cutCol := "0"
+	var q query
+	q.add("WITH ")
+	for i, ix := range indexes {
+		if i > 0 {
+			q.add(", ")
+		}
+		q.window(ix, o, match)
+		if cut && ix.kind == KindMessage {
+			cutCol = fmt.Sprintf("((SELECT count(*) FROM w_%s) > %d)", ix.kind, o.Limit+rankSlack)
+		}
 	}
-	q := `WITH ` + strings.Join(ctes, ", ") + ` ` + strings.Join(parts, " UNION ALL ") +
-		fmt.Sprintf(` ORDER BY score DESC, at DESC LIMIT %d`, o.Limit)
+	for i, ix := range indexes {
+		if i > 0 {
+			q.add(" UNION ALL ")
+		}
+		q.best(ix, o.Limit, cutCol, cut && ix.kind == KindMessage)
+	}
+	q.add(" ORDER BY score DESC, at DESC LIMIT " + strconv.Itoa(o.Limit))
 	var rows []rankedHit
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, q.sql.String(), q.args...); err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
 	hits := make([]Hit, len(rows))
@@ -239,6 +211,59 @@ func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut boo
 		wasCut = wasCut || r.Cut
 	}
 	return hits, wasCut, nil
+}
+
+// query is a statement being built, with its arguments in order.
+type query struct {
+	sql  strings.Builder
+	args []any
+}
+
+func (q *query) add(sql string, args ...any) {
+	q.sql.WriteString(sql)
+	q.args = append(q.args, args...)
+}
+
+// window adds an index's window, w_<kind>: its newest rankWindow matches
+// (FTS5 walks rowids backwards without sorting), each with its bm25. The
+// filters need the table's row; without them FTS5 alone answers.
+func (q *query) window(ix searchIndex, o SearchOptions, match string) {
+	q.add("w_" + ix.kind + " AS MATERIALIZED (SELECT " + ix.fts + ".rowid AS id, bm25(" + ix.fts + ") AS rank FROM " + ix.fts)
+	if o.filtered() {
+		q.add(" JOIN " + ix.table + " t ON t.id = " + ix.fts + ".rowid")
+	}
+	q.add(" WHERE "+ix.fts+" MATCH ?", match)
+	if o.SessionID != "" {
+		q.add(" AND t.session_id = ?", o.SessionID)
+	}
+	if o.Project != "" {
+		// below dir: "dir/" <= project < "dir0" ('0' follows '/')
+		dir := filepath.Clean(o.Project)
+		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))", dir, dir+"/", dir+"0")
+	}
+	if !o.Since.IsZero() {
+		q.add(" AND t."+ix.at+" >= ?", o.Since.UTC())
+	}
+	if !o.Until.IsZero() {
+		q.add(" AND t."+ix.at+" < ?", o.Until.UTC())
+	}
+	if o.Role != "" {
+		q.add(" AND t.role = ?", o.Role)
+	}
+	q.add(" ORDER BY " + ix.fts + ".rowid DESC LIMIT " + strconv.Itoa(rankWindow) + ")")
+}
+
+// best adds an index's best limit hits, each read from its table: with
+// cut, only the rows as good as the window's (limit+slack)th.
+func (q *query) best(ix searchIndex, limit int, cutCol string, cut bool) {
+	w := "w_" + ix.kind
+	q.add("SELECT * FROM (SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role, -" +
+		w + ".rank AS score, " + cutCol + " AS cut FROM " + w + " JOIN " + ix.table + " t ON t.id = " + w + ".id WHERE 1" + ix.where)
+	if cut {
+		q.add(" AND " + w + ".rank <= coalesce((SELECT rank FROM " + w + " ORDER BY rank LIMIT 1 OFFSET " +
+			strconv.Itoa(limit+rankSlack-1) + "), 1e308)")
+	}
+	q.add(" ORDER BY " + w + ".rank, t." + ix.at + " DESC LIMIT " + strconv.Itoa(limit) + ")")
 }
 
 // snippets fills in the hits' snippets: one query per kind. FTS5 finds
@@ -293,11 +318,4 @@ func (s *Store) snippets(ctx context.Context, match string, hits []Hit, walk boo
 		}
 	}
 	return nil
-}
-
-func joinAnd(w []string) string {
-	if len(w) == 0 {
-		return ""
-	}
-	return " AND " + strings.Join(w, " AND ")
 }

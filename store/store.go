@@ -1,6 +1,3 @@
-// Package store is ledger's SQLite database: sessions, messages, handoffs,
-// compactions and ingest cursors, with FTS5 indexes kept in step by
-// triggers. It is the only package that writes SQL.
 package store
 
 import (
@@ -111,10 +108,6 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Path is the database file's path.
 func (s *Store) Path() string { return s.path }
-
-// DB exposes the handle for tests and tools in this module that need raw
-// access (integrity checks, benchmarks).
-func (s *Store) DB() *sqlx.DB { return s.db }
 
 // TargetVersion is the schema version this binary migrates to: the highest
 // embedded migration number.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -91,11 +92,8 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 		tx.Rollback()
 		return nil, fmt.Errorf("read last message id: %w", err)
 	}
-	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `
-		INSERT INTO messages (session_id, uuid, parent_uuid, seq, role, kind, tool_name, text, blocks, at,
-			model, response_id, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens,
-			meta, compact_summary, sidechain, agent_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`)
+		VALUES (?`+strings.Repeat(", ?", strings.Count(insertColumns, ","))+`)
 		ON CONFLICT (session_id, uuid) DO NOTHING`); err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("prepare insert message: %w", err)
@@ -274,17 +272,29 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	if err != nil || st.forgotten {
 		return false, err
 	}
-	var in, cc, cr, out any
-	if m.Usage != nil {
-		in, cc, cr, out = m.Usage.InputTokens, m.Usage.CacheCreationInputTokens, m.Usage.CacheReadInputTokens, m.Usage.OutputTokens
-	}
-	var at any
-	if !m.Time.IsZero() {
-		at = m.Time.UTC()
-	}
-	res, err := w.stmts.insertMessage.ExecContext(ctx, m.SessionID, m.UUID, m.ParentUUID, st.nextSeq, string(m.Role),
-		string(m.Kind()), m.ToolName(), text, blocks, at, m.Model, m.ResponseID, in, cc, cr, out,
-		m.Meta, m.CompactSummary, m.Sidechain, m.AgentID)
+	in, cacheCreation, cacheRead, out := usageArgs(m.Usage)
+	res, err := w.stmts.insertMessage.ExecContext(ctx, // in the order of insertColumns
+		m.SessionID,      // session_id
+		m.UUID,           // uuid
+		m.ParentUUID,     // parent_uuid
+		st.nextSeq,       // seq
+		string(m.Role),   // role
+		string(m.Kind()), // kind
+		m.ToolName(),     // tool_name
+		text,             // text
+		blocks,           // blocks
+		nullTime(m.Time), // at
+		m.Model,          // model
+		m.ResponseID,     // response_id
+		in,               // input_tokens
+		cacheCreation,    // cache_creation_tokens
+		cacheRead,        // cache_read_tokens
+		out,              // output_tokens
+		m.Meta,           // meta
+		m.CompactSummary, // compact_summary
+		m.Sidechain,      // sidechain
+		m.AgentID,        // agent_id
+	)
 	if err != nil {
 		return false, fmt.Errorf("insert message %s: %w", m.UUID, err)
 	}
@@ -323,16 +333,46 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	return true, nil
 }
 
+// insertColumns are the columns AddPrepared fills, in the order of its
+// arguments.
+const insertColumns = `session_id, uuid, parent_uuid, seq, role, kind, tool_name, text, blocks, at,
+	model, response_id, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens,
+	meta, compact_summary, sidechain, agent_id`
+
+// usageArgs are a response's usage columns, NULL when it has none.
+func usageArgs(u *compact.Usage) (in, cacheCreation, cacheRead, out any) {
+	if u == nil {
+		return nil, nil, nil, nil
+	}
+	return u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens
+}
+
+// nullTime is t in UTC, or NULL when zero.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+// positive is n, or NULL when it is not above 0 (unknown).
+func positive(n int64) any {
+	if n <= 0 {
+		return nil
+	}
+	return n
+}
+
 // linkSummary attaches a compaction summary message to its compaction: the
 // boundary it follows (its parent), else the session's latest compaction
 // still without a summary.
 func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
 	_, err := w.tx.ExecContext(ctx, `
-		UPDATE compactions SET summary = ?
+		UPDATE compactions SET summary = :summary
 		WHERE id = coalesce(
-			(SELECT id FROM compactions WHERE session_id = ? AND boundary_uuid = ? AND summary = ''),
-			(SELECT id FROM compactions WHERE session_id = ? AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
-		m.Text(), m.SessionID, m.ParentUUID, m.SessionID)
+			(SELECT id FROM compactions WHERE session_id = :session AND boundary_uuid = :boundary AND summary = ''),
+			(SELECT id FROM compactions WHERE session_id = :session AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
+		sql.Named("summary", m.Text()), sql.Named("session", m.SessionID), sql.Named("boundary", m.ParentUUID))
 	if err != nil {
 		return fmt.Errorf("link compaction summary: %w", err)
 	}
@@ -370,25 +410,23 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 		b.Summary, n = w.redactor.Redact(b.Summary)
 		w.counts.Redacted += n
 	}
-	at := b.Time.UTC()
 	st.see(b.Time)
-	var pre, post any
-	if b.PreTokens > 0 {
-		pre = b.PreTokens
-	}
-	if b.PostTokens > 0 {
-		post = b.PostTokens
-	}
+	at, pre, post := b.Time.UTC(), positive(b.PreTokens), positive(b.PostTokens)
+	// A PreCompact record of the same compaction: the session's, without a
+	// boundary yet, made for the same last message or else in the ten
+	// minutes before the boundary (or the minute after); the one with the
+	// same last message first, then the latest.
 	res, err := w.tx.ExecContext(ctx, `
-		UPDATE compactions SET boundary_uuid = ?, logical_parent_uuid = ?, trigger = ?,
-			pre_tokens = coalesce(?, pre_tokens), post_tokens = coalesce(?, post_tokens),
-			summary = CASE WHEN ? <> '' THEN ? ELSE summary END
+		UPDATE compactions SET boundary_uuid = :boundary, logical_parent_uuid = :parent, trigger = :trigger,
+			pre_tokens = coalesce(:pre, pre_tokens), post_tokens = coalesce(:post, post_tokens),
+			summary = CASE WHEN :summary <> '' THEN :summary ELSE summary END
 		WHERE id = (SELECT id FROM compactions
-			WHERE session_id = ? AND source = 'hook' AND boundary_uuid IS NULL
-				AND ((? <> '' AND logical_parent_uuid = ?) OR at BETWEEN ? AND ?)
-			ORDER BY logical_parent_uuid = ? DESC, at DESC LIMIT 1)`,
-		b.UUID, b.LogicalParentUUID, b.Trigger, pre, post, b.Summary, b.Summary,
-		b.SessionID, b.LogicalParentUUID, b.LogicalParentUUID, at.Add(-hookMatchWindow), at.Add(time.Minute), b.LogicalParentUUID)
+			WHERE session_id = :session AND source = 'hook' AND boundary_uuid IS NULL
+				AND ((:parent <> '' AND logical_parent_uuid = :parent) OR at BETWEEN :from AND :to)
+			ORDER BY logical_parent_uuid = :parent DESC, at DESC LIMIT 1)`,
+		sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID), sql.Named("trigger", b.Trigger),
+		sql.Named("pre", pre), sql.Named("post", post), sql.Named("summary", b.Summary), sql.Named("session", b.SessionID),
+		sql.Named("from", at.Add(-hookMatchWindow)), sql.Named("to", at.Add(time.Minute)))
 	if err != nil {
 		return false, fmt.Errorf("complete hook compaction: %w", err)
 	}
@@ -399,8 +437,10 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	calls := st.toolTotal - st.toolAtLast
 	if _, err := w.tx.ExecContext(ctx, `
 		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'transcript', ?)`,
-		b.SessionID, b.UUID, b.LogicalParentUUID, at, b.Trigger, pre, post, b.Summary, calls); err != nil {
+		VALUES (:session, :boundary, :parent, :at, :trigger, :pre, :post, :summary, 'transcript', :calls)`,
+		sql.Named("session", b.SessionID), sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID),
+		sql.Named("at", at), sql.Named("trigger", b.Trigger), sql.Named("pre", pre), sql.Named("post", post),
+		sql.Named("summary", b.Summary), sql.Named("calls", calls)); err != nil {
 		return false, fmt.Errorf("insert compaction: %w", err)
 	}
 	st.toolAtLast = st.toolTotal
@@ -434,32 +474,30 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 	return nil
 }
 
+// flushSession writes what the transaction learnt of a session to its
+// row: each fact the transcript stated replaces the stored one, the time
+// range widens, and the counts grow by what was added.
 func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) error {
 	p := st.patch
-	var started, last any
-	if !st.started.IsZero() {
-		started = st.started.UTC()
-	}
-	if !st.last.IsZero() {
-		last = st.last.UTC()
-	}
 	_, err := w.tx.ExecContext(ctx, `
 		UPDATE sessions SET
-			project = CASE WHEN ? <> '' THEN ? ELSE project END,
-			git_branch = CASE WHEN ? <> '' THEN ? ELSE git_branch END,
-			title = CASE WHEN ? <> '' THEN ? ELSE title END,
-			model = CASE WHEN ? <> '' THEN ? ELSE model END,
-			context_window = CASE WHEN ? > 0 THEN ? ELSE context_window END,
-			context_tokens = CASE WHEN ? >= 0 THEN ? ELSE context_tokens END,
-			started_at = CASE WHEN started_at IS NULL OR ? < started_at THEN coalesce(?, started_at) ELSE started_at END,
-			last_at = CASE WHEN last_at IS NULL OR ? > last_at THEN coalesce(?, last_at) ELSE last_at END,
-			messages = messages + ?,
-			compactions = compactions + ?,
-			tool_calls = tool_calls + ?
-		WHERE id = ?`,
-		p.Project, p.Project, p.GitBranch, p.GitBranch, p.Title, p.Title, p.Model, p.Model,
-		p.ContextWindow, p.ContextWindow, st.context, st.context,
-		started, started, last, last, st.added, st.compactions, st.toolCalls, id)
+			project = CASE WHEN :project <> '' THEN :project ELSE project END,
+			git_branch = CASE WHEN :branch <> '' THEN :branch ELSE git_branch END,
+			title = CASE WHEN :title <> '' THEN :title ELSE title END,
+			model = CASE WHEN :model <> '' THEN :model ELSE model END,
+			context_window = CASE WHEN :window > 0 THEN :window ELSE context_window END,
+			context_tokens = CASE WHEN :context >= 0 THEN :context ELSE context_tokens END,
+			started_at = CASE WHEN started_at IS NULL OR :started < started_at THEN coalesce(:started, started_at) ELSE started_at END,
+			last_at = CASE WHEN last_at IS NULL OR :last > last_at THEN coalesce(:last, last_at) ELSE last_at END,
+			messages = messages + :messages,
+			compactions = compactions + :compactions,
+			tool_calls = tool_calls + :tool_calls
+		WHERE id = :id`,
+		sql.Named("project", p.Project), sql.Named("branch", p.GitBranch), sql.Named("title", p.Title),
+		sql.Named("model", p.Model), sql.Named("window", p.ContextWindow), sql.Named("context", st.context),
+		sql.Named("started", nullTime(st.started)), sql.Named("last", nullTime(st.last)),
+		sql.Named("messages", st.added), sql.Named("compactions", st.compactions), sql.Named("tool_calls", st.toolCalls),
+		sql.Named("id", id))
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", id, err)
 	}

@@ -6,58 +6,64 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
 // App holds what every command shares: where the database is, the standard
-// streams, the environment, and the store, opened on first use so that
-// `--help` and completion touch nothing.
+// streams, the environment, and the engine, whose store is opened on first
+// use so that `--help` and completion touch nothing.
 type App struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
+	// Getwd is the working folder: the default project of resume, and
+	// where hooks --scope project writes.
+	Getwd func() (string, error)
 
 	dbFlag     string
 	cpuProfile string
 	noRedact   bool
-	store      *store.Store
+	engine     *engine.Engine
 }
 
-// DBPath resolves the database path: --db, else $LEDGER_DB, else
-// $XDG_DATA_HOME/ledger/ledger.db, else ~/.local/share/ledger/ledger.db.
+// DBPath is the database path: --db, else the environment's
+// (engine.DBPath).
 func (a *App) DBPath() (string, error) {
 	if a.dbFlag != "" {
 		return a.dbFlag, nil
 	}
-	if p := a.Getenv("LEDGER_DB"); p != "" {
-		return p, nil
-	}
-	if d := a.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "ledger", "ledger.db"), nil
-	}
-	home := a.Getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no database path: set --db or $LEDGER_DB (%w)", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".local", "share", "ledger", "ledger.db"), nil
+	return engine.DBPath(a.Getenv)
 }
 
-// Store opens (and migrates) the database on first use.
-func (a *App) Store(ctx context.Context) (*store.Store, error) {
-	if a.store != nil {
-		return a.store, nil
+// home is $HOME, else the system's idea of the user's home folder.
+func (a *App) home() (string, error) {
+	if h := a.Getenv("HOME"); h != "" {
+		return h, nil
 	}
+	return os.UserHomeDir()
+}
+
+// Engine is the engine every command works through, made on first use; it
+// opens (and migrates) the database when a command first needs it.
+func (a *App) Engine() *engine.Engine {
+	if a.engine == nil {
+		home, _ := a.home()
+		a.engine = engine.New(a.openStore, engine.Options{Home: home})
+	}
+	return a.engine
+}
+
+// Store opens the database on first use.
+func (a *App) Store(ctx context.Context) (*store.Store, error) { return a.Engine().Store(ctx) }
+
+func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	path, err := a.DBPath()
 	if err != nil {
 		return nil, err
@@ -66,18 +72,12 @@ func (a *App) Store(ctx context.Context) (*store.Store, error) {
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
 	}
-	s, err := store.Open(ctx, path, opts...)
-	if err != nil {
-		return nil, err
-	}
-	a.store = s
-	return s, nil
+	return store.Open(ctx, path, opts...)
 }
 
 func (a *App) close() {
-	if a.store != nil {
-		a.store.Close()
-		a.store = nil
+	if a.engine != nil {
+		a.engine.Close()
 	}
 }
 
@@ -111,7 +111,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, new(errBlock)):
+	case errors.As(err, new(engine.BlockError)):
 		return exitBlock
 	case errors.Is(err, store.ErrNotFound):
 		return exitNotFound
@@ -123,7 +123,7 @@ func exitCode(err error) int {
 // run builds the command tree, runs it and returns the exit code. Errors
 // become one line on stderr: `ledger: <what went wrong>`.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Getwd: os.Getwd}
 	defer app.close()
 	return app.run(ctx, args)
 }
@@ -226,25 +226,4 @@ func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// openSession opens the store and resolves a SESSION argument (full id or
-// unique prefix).
-func (a *App) openSession(ctx context.Context, arg string) (*store.Store, store.Session, error) {
-	s, err := a.Store(ctx)
-	if err != nil {
-		return nil, store.Session{}, err
-	}
-	sess, err := s.Session(ctx, arg)
-	return s, sess, err
-}
-
-// optionalSessionID resolves an optional SESSION argument or flag to a
-// full id; "" stays "" (all sessions).
-func optionalSessionID(ctx context.Context, s *store.Store, arg string) (string, error) {
-	if arg == "" {
-		return "", nil
-	}
-	sess, err := s.Session(ctx, arg)
-	return sess.ID, err
 }

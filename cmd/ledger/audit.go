@@ -4,32 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
 type auditOptions struct {
 	Session string
 	Since   string
 	JSON    bool
-}
-
-// auditJSON is one element of `ledger audit --json` (CONTRACT.md).
-type auditJSON struct {
-	Session       string   `json:"session"`
-	At            jsonTime `json:"at"`
-	Trigger       string   `json:"trigger"`
-	PreTokens     *int64   `json:"pre_tokens"`
-	PostTokens    *int64   `json:"post_tokens"`
-	Source        string   `json:"source"`
-	HandoffID     *int64   `json:"handoff_id"`
-	SummaryTokens int      `json:"summary_tokens"`
-	ToolCalls     int64    `json:"tool_calls"`
 }
 
 func newAuditCmd(app *App) *cobra.Command {
@@ -61,28 +47,13 @@ SESSION is a full session id or a unique prefix. --since takes a date
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
-	since, err := parseTimeFlag("--since", opts.Since, nowFunc())
+	since, err := parseTimeFlag("--since", opts.Since, time.Now())
 	if err != nil {
 		return err
 	}
-	s, err := app.Store(ctx)
+	rows, err := app.Engine().Audit(ctx, opts.Session, since)
 	if err != nil {
 		return err
-	}
-	f := store.CompactionFilter{Since: since}
-	if f.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
-		return err
-	}
-	list, err := s.Compactions(ctx, f)
-	if err != nil {
-		return err
-	}
-	rows := make([]auditJSON, 0, len(list))
-	for _, c := range list {
-		rows = append(rows, auditJSON{Session: c.SessionID, At: jsonTime(c.At), Trigger: c.Trigger,
-			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
-			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid),
-			SummaryTokens: countTokens(c.Summary), ToolCalls: c.ToolCalls})
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, rows)
@@ -91,14 +62,7 @@ func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
 	return nil
 }
 
-func nullInt(v int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	return &v
-}
-
-func printAudit(w io.Writer, rows []auditJSON) {
+func printAudit(w io.Writer, rows []engine.AuditRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no compactions")
 		return
@@ -126,16 +90,11 @@ func optInt(p *int64) string {
 	return fmt.Sprint(*p)
 }
 
-// median of xs as text ("-" for none); an even count averages the middle two.
+// median of xs as text, "-" for none.
 func median(xs []int64) string {
-	if len(xs) == 0 {
+	m, ok := engine.Median(xs)
+	if !ok {
 		return "-"
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return fmt.Sprint(s[n/2])
-	}
-	return fmt.Sprint((s[n/2-1] + s[n/2]) / 2)
+	return fmt.Sprint(m)
 }

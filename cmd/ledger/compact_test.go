@@ -40,7 +40,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleInProject(t, home, project, id))
 
-	r := runBin(t, home, "", "--db", db, "compact", "aaaa", "--json")
+	r := runCmd(t, home, "", "--db", db, "compact", "aaaa", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -83,12 +83,12 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 	}
 	// show by id and by session, list.
 	for _, arg := range []string{"1", "aaaa"} {
-		s := runBin(t, home, "", "--db", db, "handoff", "show", arg)
+		s := runCmd(t, home, "", "--db", db, "handoff", "show", arg)
 		if s.code != 0 || s.stdout != h.Markdown {
 			t.Errorf("handoff show %s: exit %d, not the same Markdown", arg, s.code)
 		}
 	}
-	l := runBin(t, home, "", "--db", db, "handoff", "list", "--json")
+	l := runCmd(t, home, "", "--db", db, "handoff", "list", "--json")
 	var list []handoffOut
 	decodeJSON(t, l.stdout, &list)
 	if len(list) != 1 || list[0].ID != h.ID {
@@ -97,7 +97,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 
 	// --out, --budget, --task, --trigger
 	out := filepath.Join(home, "HANDOFF.md")
-	r = runBin(t, home, "", "--db", db, "compact", id, "--out", out, "--budget", "300", "--task", "Ship the clock fix", "--trigger", "auto", "--json")
+	r = runCmd(t, home, "", "--db", db, "compact", id, "--out", out, "--budget", "300", "--task", "Ship the clock fix", "--trigger", "auto", "--json")
 	decodeJSON(t, r.stdout, &h)
 	if b, err := os.ReadFile(out); err != nil || string(b) != h.Markdown {
 		t.Errorf("--out file: %v", err)
@@ -115,7 +115,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 		{[]string{"handoff", "show", "999"}, 3},
 		{[]string{"handoff", "show", "0199"}, 3},
 	} {
-		if r := runBin(t, home, "", append([]string{"--db", db}, tc.args...)...); r.code != tc.code {
+		if r := runCmd(t, home, "", append([]string{"--db", db}, tc.args...)...); r.code != tc.code {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, r.code, tc.code, r.stderr)
 		}
 	}
@@ -177,7 +177,7 @@ func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
 		path := filepath.Join(corpus, "claude", "spotter-"+s+".jsonl")
 		ingest(t, home, db, path)
 		want := editedFiles(t, path)
-		r := runBin(t, home, "", "--db", db, "compact", s, "--budget", "900", "--json")
+		r := runCmd(t, home, "", "--db", db, "compact", s, "--budget", "900", "--json")
 		if r.code != 0 {
 			t.Fatalf("compact %s: %s", s, r.stderr)
 		}

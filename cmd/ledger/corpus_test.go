@@ -4,6 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agentledger/ledger/store"
 )
 
 // corpusDir is the real transcript corpus: $LEDGER_CORPUS, else
@@ -36,4 +40,17 @@ func sampleDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// rawDB opens a ledger's file apart from the store, for tests that look at
+// its tables directly (the program itself never does: every statement it
+// runs is in package store).
+func rawDB(t testing.TB, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", store.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -35,20 +35,10 @@ a check fails.`,
 }
 
 func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
-	s, err := app.Store(ctx)
+	h, err := app.Engine().Doctor(ctx, opts.Rebuild)
 	if err != nil {
 		return err
 	}
-	if opts.Rebuild {
-		if err := s.RebuildFTS(ctx); err != nil {
-			return err
-		}
-	}
-	h, err := s.Check(ctx)
-	if err != nil {
-		return err
-	}
-	h.Rebuilt = opts.Rebuild
 	if opts.JSON {
 		if err := writeJSON(app.Stdout, h); err != nil {
 			return err

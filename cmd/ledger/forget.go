@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -45,23 +42,12 @@ them too. --dry-run shows what would go and changes nothing.`,
 }
 
 func runForget(ctx context.Context, app *App, opts *forgetOptions) error {
-	s, sess, err := app.openSession(ctx, opts.Session)
+	f, err := app.Engine().Forget(ctx, opts.Session, opts.DryRun, opts.Files)
 	if err != nil {
 		return err
 	}
-	f, err := s.Forget(ctx, sess.ID, opts.DryRun)
-	if err != nil {
-		return err
-	}
-	var removed []string
-	if opts.Files && !opts.DryRun {
-		for _, p := range f.HandoffFiles {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(app.Stderr, "ledger: warning: %v\n", err)
-				continue
-			}
-			removed = append(removed, p)
-		}
+	for _, err := range f.FileErrors {
+		fmt.Fprintf(app.Stderr, "ledger: warning: %v\n", err)
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, f)
@@ -78,7 +64,7 @@ func runForget(ctx context.Context, app *App, opts *forgetOptions) error {
 			state = "would be deleted"
 		case opts.DryRun:
 			state = "would be kept (use --files to delete)"
-		case slices.Contains(removed, p):
+		case slices.Contains(f.FilesRemoved, p):
 			state = "deleted"
 		}
 		fmt.Fprintf(app.Stdout, "  handoff file %s: %s\n", p, state)

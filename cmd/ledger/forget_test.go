@@ -15,7 +15,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	db := filepath.Join(home, "ledger.db")
 	transcript := sampleInProject(t, home, project, id)
 	ingest(t, home, db, transcript, filepath.Join(sampleDir(t), "codex"))
-	if r := runBin(t, home, "", "--db", db, "compact", id); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", id); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", id, "*.md"))
@@ -27,7 +27,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	}
 
 	// --dry-run counts and changes nothing.
-	r := runBin(t, home, "", "--db", db, "forget", "bbbb", "--dry-run", "--json")
+	r := runCmd(t, home, "", "--db", db, "forget", "bbbb", "--dry-run", "--json")
 	var dry struct {
 		Session      string   `json:"session"`
 		Messages     int      `json:"messages"`
@@ -43,7 +43,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 		t.Error("--dry-run deleted something")
 	}
 
-	r = runBin(t, home, "", "--db", db, "forget", "bbbb", "--files")
+	r = runCmd(t, home, "", "--db", db, "forget", "bbbb", "--files")
 	if r.code != 0 {
 		t.Fatalf("forget: %s", r.stderr)
 	}
@@ -81,7 +81,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	if got := sessionMessages(t, home, db)["0199f3a2-7d4e-7c10-b2a9-5e8f1d3c6a20"]; got != 16 {
 		t.Errorf("the other session has %v messages, want 16", got)
 	}
-	d := runBin(t, home, "", "--db", db, "doctor", "--json")
+	d := runCmd(t, home, "", "--db", db, "doctor", "--json")
 	var health struct {
 		Integrity string `json:"integrity"`
 		FTS       string `json:"fts"`
@@ -95,7 +95,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	if again.Messages != 0 || again.Sessions != 0 {
 		t.Errorf("re-ingest brought back %+v", again)
 	}
-	if r := runBin(t, home, "", "--db", db, "forget", "bbbb"); r.code != 3 {
+	if r := runCmd(t, home, "", "--db", db, "forget", "bbbb"); r.code != 3 {
 		t.Errorf("forgetting it twice: exit %d, want 3", r.code)
 	}
 }
@@ -104,7 +104,7 @@ func TestDoctorRebuild(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))
-	r := runBin(t, home, "", "--db", db, "doctor", "--rebuild", "--json")
+	r := runCmd(t, home, "", "--db", db, "doctor", "--rebuild", "--json")
 	var h struct {
 		Integrity string `json:"integrity"`
 		FTS       string `json:"fts"`

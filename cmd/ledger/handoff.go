@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/agentledger/ledger/handoff"
-	"github.com/agentledger/ledger/store"
 )
 
 type handoffOptions struct {
@@ -59,25 +55,9 @@ func newHandoffCmd(app *App) *cobra.Command {
 }
 
 func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
-	s, err := app.Store(ctx)
+	docs, err := app.Engine().Handoffs(ctx, opts.Arg, opts.Limit)
 	if err != nil {
 		return err
-	}
-	session, err := optionalSessionID(ctx, s, opts.Arg)
-	if err != nil {
-		return err
-	}
-	hs, err := s.Handoffs(ctx, session, opts.Limit)
-	if err != nil {
-		return err
-	}
-	docs := make([]handoff.Doc, 0, len(hs))
-	for _, h := range hs {
-		d, err := h.Doc()
-		if err != nil {
-			return err
-		}
-		docs = append(docs, d)
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, docs)
@@ -94,33 +74,8 @@ func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
 	return tw.Flush()
 }
 
-// findHandoff resolves ID|SESSION: a number is a handoff id when such a
-// handoff exists; anything else (or a number that is no handoff id) is a
-// session, whose latest handoff it is.
-func findHandoff(ctx context.Context, s *store.Store, arg string) (store.Handoff, error) {
-	if id, err := strconv.ParseInt(arg, 10, 64); err == nil {
-		h, err := s.Handoff(ctx, id)
-		if err == nil {
-			return h, nil
-		}
-	}
-	sess, err := s.Session(ctx, arg)
-	if err != nil {
-		return store.Handoff{}, err
-	}
-	return s.LatestHandoff(ctx, sess.ID)
-}
-
 func runHandoffShow(ctx context.Context, app *App, opts *handoffOptions) error {
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	h, err := findHandoff(ctx, s, opts.Arg)
-	if err != nil {
-		return err
-	}
-	d, err := h.Doc()
+	d, err := app.Engine().FindHandoff(ctx, opts.Arg)
 	if err != nil {
 		return err
 	}

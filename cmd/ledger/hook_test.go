@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
 func hookJSON(t *testing.T, fields map[string]any) string {
@@ -124,11 +126,11 @@ func TestHookEndToEnd(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("SessionStart %s: exit %d: %s", tc.source, r.code, r.stderr)
 		}
-		var out hookOutput
+		var out engine.SessionStartOutput
 		decodeJSON(t, r.stdout, &out)
 		ctx := out.HookSpecificOutput.AdditionalContext
 		if out.HookSpecificOutput.HookEventName != "SessionStart" || !strings.Contains(ctx, "Session "+session) ||
-			!strings.Contains(ctx, "## Files modified") || len([]rune(ctx)) > maxHookContext {
+			!strings.Contains(ctx, "## Files modified") || len([]rune(ctx)) > engine.MaxHookContext {
 			t.Errorf("SessionStart %s: context does not carry the handoff:\n%.400s", tc.source, ctx)
 		}
 	}
@@ -232,7 +234,7 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
 		if r.stdout != "" {
-			var out postToolUseOutput
+			var out engine.PostToolUseOutput
 			decodeJSON(t, r.stdout, &out)
 			if !strings.Contains(out.SystemMessage, "ledger compact") || out.HookSpecificOutput.HookEventName != "PostToolUse" {
 				t.Errorf("output %s", r.stdout)
@@ -243,5 +245,52 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 	// One suggestion per threshold, then silence: three marks, three runs.
 	if len(said) != 3 {
 		t.Errorf("%d suggestions over 4 runs, want 3 (one per mark):\n%s", len(said), strings.Join(said, "\n"))
+	}
+}
+
+// TestConcurrentPreCompactOneRecord starts 8 real `ledger hook` processes
+// at once with the same PreCompact input, as Claude Code may for one
+// /compact: one handoff and one compaction record, whoever wins. (The check
+// for an earlier record and the write are one immediate transaction.)
+func TestConcurrentPreCompactOneRecord(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "payments")
+	if err := os.MkdirAll(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := sampleInProject(t, home, project, sampleSession)
+	if r := runCmd(t, home, "", "--db", db, "init"); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	pre := hookJSON(t, map[string]any{"session_id": sampleSession, "transcript_path": path, "cwd": project,
+		"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": nil})
+	var procs []*proc
+	for range 8 {
+		procs = append(procs, startBin(t, home, pre, "--db", db, "hook"))
+	}
+	for _, p := range procs {
+		p.wait(t)
+		p.wantClean(t)
+	}
+	var handoffs []map[string]any
+	r := runCmd(t, home, "", "--db", db, "handoff", "list", "--json")
+	decodeJSON(t, r.stdout, &handoffs)
+	rows := auditRows(t, home, db)
+	var hookRows int
+	for _, row := range rows {
+		if row.Source == "hook" {
+			hookRows++
+		}
+	}
+	if len(handoffs) != 1 || hookRows != 1 {
+		t.Fatalf("8 concurrent PreCompact hooks wrote %d handoffs and %d hook records, want 1 and 1: %+v", len(handoffs), hookRows, rows)
+	}
+	if id := rows[len(rows)-1].HandoffID; id == nil || int64(handoffs[0]["id"].(float64)) != *id {
+		t.Errorf("the record is not linked to the handoff: %+v, %v", rows, handoffs[0]["id"])
+	}
+	files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", sampleSession, "*.md"))
+	if len(files) != 1 {
+		t.Errorf("handoff files: %v, want exactly one", files)
 	}
 }

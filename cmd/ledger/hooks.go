@@ -2,28 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/agentconfig"
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
-
-// hookEvents are the Claude Code events ledger hooks, in the order they
-// are written to settings.json.
-var hookEvents = []string{"SessionStart", "PreCompact", "PostToolUse", "Stop", "SessionEnd"}
-
-// hookTimeouts are the timeouts (seconds) written with each hook. ledger
-// keeps its own, shorter deadlines inside them (hookDeadline).
-var hookTimeouts = map[string]int{"SessionStart": 10, "PreCompact": 60, "PostToolUse": 5, "Stop": 15, "SessionEnd": 5}
-
-type hookSpec struct {
-	Matcher string
-	Entry   hookEntry
-}
 
 type hooksOptions struct {
 	Install bool
@@ -75,65 +62,6 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 	return cmd
 }
 
-// settingsPath is the settings.json of a scope.
-func settingsPath(app *App, scope string) (string, error) {
-	switch scope {
-	case "user":
-		home := app.Getenv("HOME")
-		if home == "" {
-			h, err := os.UserHomeDir()
-			if err != nil {
-				return "", err
-			}
-			home = h
-		}
-		return filepath.Join(home, ".claude", "settings.json"), nil
-	case "project":
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(wd, ".claude", "settings.json"), nil
-	}
-	return "", usagef("--scope %q: want user or project", scope)
-}
-
-// hookCommand is the command line written into settings.json: this very
-// binary, by absolute path, so hooks work whatever PATH Claude Code has.
-func hookCommand(app *App, mode string, startup bool) (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("find the ledger binary: %w", err)
-	}
-	if abs, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = abs
-	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		// `go run` builds into a temporary folder that is gone when it exits:
-		// hooks pointing there would all fail (quietly: hooks fail open).
-		return "", fmt.Errorf("ledger is running from a temporary build (%s), which hooks cannot call later: install it first (go install ./cmd/ledger) and run the installed ledger", exe)
-	}
-	parts := []string{shellQuote(exe), "hook"}
-	if mode == "clear" {
-		parts = append(parts, "--mode", "clear")
-	}
-	if startup {
-		parts = append(parts, "--startup")
-	}
-	if app.dbFlag != "" {
-		parts = append(parts, "--db", shellQuote(absPath(app.dbFlag)))
-	}
-	return strings.Join(parts, " "), nil
-}
-
-// shellQuote quotes s for sh when it needs it.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if opts.Install && opts.Mode != "assist" && opts.Mode != "clear" {
 		return usagef("--mode %q: want assist or clear", opts.Mode)
@@ -142,38 +70,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(path)
-	perm := fs.FileMode(0o600)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		old = nil
-	case err != nil:
-		return fmt.Errorf("read %s: %w", path, err)
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			perm = fi.Mode().Perm()
-		}
-	}
-	var add map[string]hookSpec
-	if opts.Install {
-		command, err := hookCommand(app, opts.Mode, opts.Startup)
-		if err != nil {
-			return err
-		}
-		add = map[string]hookSpec{}
-		for _, ev := range hookEvents {
-			add[ev] = hookSpec{Matcher: "", Entry: hookEntry{Type: "command", Command: command, Timeout: hookTimeouts[ev]}}
-		}
-	}
-	updated, err := applyHooks(old, add)
+	changed, err := agentconfig.UpdateFile(path, func(old []byte) ([]byte, error) { return editSettings(app, opts, old) })
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	changed := !sameJSON(old, updated) && !(old == nil && add == nil)
-	if changed {
-		if err := writeAtomic(path, updated, perm); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
+		return err
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, struct {
@@ -192,4 +91,51 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
 	}
 	return nil
+}
+
+// editSettings is the settings file with ledger's hooks installed (this
+// very binary, by absolute path, with the flags given, at every event
+// ledger handles) or removed.
+func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
+	if !opts.Install {
+		return agentconfig.UninstallClaudeHooks(old)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the ledger binary: %w", err)
+	}
+	var args []string
+	if opts.Mode == "clear" {
+		args = append(args, "--mode", "clear")
+	}
+	if opts.Startup {
+		args = append(args, "--startup")
+	}
+	if app.dbFlag != "" {
+		args = append(args, "--db", engine.AbsPath(app.dbFlag))
+	}
+	command, err := agentconfig.HookCommand(exe, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hooks []agentconfig.Hook
+	for _, ev := range engine.HookEvents() {
+		hooks = append(hooks, agentconfig.Hook{Event: ev.Name, Command: command, Timeout: ev.Timeout})
+	}
+	return agentconfig.InstallClaudeHooks(old, hooks)
+}
+
+// settingsPath is the settings.json of a scope.
+func settingsPath(app *App, scope string) (string, error) {
+	home, herr := app.home()
+	wd, werr := app.Getwd()
+	switch {
+	case scope == "user" && herr != nil:
+		return "", herr
+	case scope == "project" && werr != nil:
+		return "", werr
+	case scope != "user" && scope != "project":
+		return "", usagef("--scope %q: want user or project", scope)
+	}
+	return agentconfig.ClaudeSettingsPath(scope, home, wd)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
 const userSettings = `{
@@ -69,8 +71,8 @@ func TestHooksInstallUninstallRoundTrip(t *testing.T) {
 		t.Fatalf("first install = %+v, want changed at %s", c, path)
 	}
 	s := readSettings(t, path)
-	for _, ev := range hookEvents {
-		cmds := hookCommands(s, ev)
+	for _, ev := range engine.HookEvents() {
+		cmds := hookCommands(s, ev.Name)
 		n := 0
 		for _, c := range cmds {
 			if strings.HasSuffix(strings.Fields(c)[0], "ledger") && strings.Fields(c)[1] == "hook" {
@@ -78,7 +80,7 @@ func TestHooksInstallUninstallRoundTrip(t *testing.T) {
 			}
 		}
 		if n != 1 {
-			t.Errorf("%s: %d ledger hooks, want exactly 1 (the old one replaced): %v", ev, n, cmds)
+			t.Errorf("%s: %d ledger hooks, want exactly 1 (the old one replaced): %v", ev.Name, n, cmds)
 		}
 	}
 	if got := hookCommands(s, "PreCompact"); got[0] != "~/bin/save.sh" {

@@ -23,9 +23,22 @@ type ingestJSON struct {
 	Unrecognized []string `json:"unrecognized"`
 }
 
+// ingest runs `ledger ingest --json` in-process.
 func ingest(t *testing.T, home, db string, paths ...string) ingestJSON {
 	t.Helper()
-	r := runBin(t, home, "", append([]string{"--db", db, "ingest", "--json"}, paths...)...)
+	return ingestWith(t, runCmd, home, db, paths...)
+}
+
+// ingestBin runs the real binary's ingest: the end-to-end tests' large
+// corpora ingest several times faster outside the race detector's reach.
+func ingestBin(t *testing.T, home, db string, paths ...string) ingestJSON {
+	t.Helper()
+	return ingestWith(t, runBin, home, db, paths...)
+}
+
+func ingestWith(t *testing.T, run func(*testing.T, string, string, ...string) result, home, db string, paths ...string) ingestJSON {
+	t.Helper()
+	r := run(t, home, "", append([]string{"--db", db, "ingest", "--json"}, paths...)...)
 	if r.code != 0 {
 		t.Fatalf("ingest exit %d: %s", r.code, r.stderr)
 	}
@@ -51,7 +64,7 @@ func TestIngestCorpus(t *testing.T) {
 		t.Errorf("second ingest added %+v, want nothing", again)
 	}
 
-	r := runBin(t, home, "", "--db", db, "audit", "--json")
+	r := runCmd(t, home, "", "--db", db, "audit", "--json")
 	if r.code != 0 {
 		t.Fatalf("audit: %s", r.stderr)
 	}
@@ -98,7 +111,7 @@ func TestIngestCorpus(t *testing.T) {
 		t.Errorf("summary tokens %d, %d; want the linked compaction summaries (>2000)", audit[0].SummaryTokens, audit[1].SummaryTokens)
 	}
 
-	r = runBin(t, home, "", "--db", db, "sessions", "--json")
+	r = runCmd(t, home, "", "--db", db, "sessions", "--json")
 	var sessions []map[string]any
 	decodeJSON(t, r.stdout, &sessions)
 	if len(sessions) != 11 {
@@ -137,7 +150,7 @@ func splitLines(t *testing.T, path string) [][]byte {
 
 func sessionMessages(t *testing.T, home, db string) map[string]float64 {
 	t.Helper()
-	r := runBin(t, home, "", "--db", db, "sessions", "--json")
+	r := runCmd(t, home, "", "--db", db, "sessions", "--json")
 	var list []map[string]any
 	decodeJSON(t, r.stdout, &list)
 	m := map[string]float64{}
@@ -225,7 +238,7 @@ func TestIngestBadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "s.jsonl"), b, 0o600)
 	os.WriteFile(filepath.Join(dir, "notes.jsonl"), []byte("{\"hello\":\"world\"}\n"), 0o600)
 
-	r := runBin(t, home, "", "--db", db, "ingest", "--json", dir)
+	r := runCmd(t, home, "", "--db", db, "ingest", "--json", dir)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -253,7 +266,7 @@ func TestIngestBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runBin(t, home, "", append([]string{"--db", db}, tc.args...)...)
+			r := runCmd(t, home, "", append([]string{"--db", db}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) || strings.Count(r.stderr, "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want exit %d and one line with %q", r.code, r.stderr, tc.code, tc.msg)
 			}
@@ -279,7 +292,7 @@ func TestAuditSinceAndUnknownSession(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			r := runBin(t, home, "", append([]string{"--db", db}, tc.args...)...)
+			r := runCmd(t, home, "", append([]string{"--db", db}, tc.args...)...)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d (%s)", r.code, tc.code, r.stderr)
 			}
@@ -292,7 +305,7 @@ func TestAuditSinceAndUnknownSession(t *testing.T) {
 			}
 		})
 	}
-	r := runBin(t, home, "", "--db", db, "audit")
+	r := runCmd(t, home, "", "--db", db, "audit")
 	if !strings.Contains(r.stdout, "2 compactions · median pre_tokens 191000 · median tool calls between compactions 4") {
 		t.Errorf("audit totals line missing:\n%s", r.stdout)
 	}

@@ -1,7 +1,3 @@
-// Command ledger gives AI coding agents a memory that survives the context
-// window: it ingests their transcripts into a SQLite ledger, writes short
-// structured handoffs instead of long compaction summaries, and rebuilds
-// fresh-session context from them.
 package main
 
 import (

@@ -66,12 +66,35 @@ func runBinIn(t *testing.T, home, dir, stdin string, args ...string) result {
 	return result{out.String(), errb.String(), code}
 }
 
-// runApp runs the command tree in-process with buffers, for tests of a
-// command's logic that need no separate process.
+// runApp runs the command tree in-process with buffers and the given
+// environment.
 func runApp(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] })
+	return result{out.String(), errb.String(), code}
+}
+
+// runCmd runs one command line in-process, with the clean environment
+// runBin gives the binary: most command tests need no separate process,
+// and run faster and count towards coverage without one.
+func runCmd(t *testing.T, home string, stdin string, args ...string) result {
+	t.Helper()
+	return runCmdIn(t, home, "", stdin, args...)
+}
+
+// runCmdIn runs a command line in-process with dir as its working folder
+// ("" for the test's).
+func runCmdIn(t *testing.T, home, dir, stdin string, args ...string) result {
+	t.Helper()
+	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
+	var out, errb bytes.Buffer
+	app := &App{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Getwd: os.Getwd}
+	if dir != "" {
+		app.Getwd = func() (string, error) { return dir, nil }
+	}
+	code := app.run(context.Background(), args)
+	app.close()
 	return result{out.String(), errb.String(), code}
 }
 
@@ -85,7 +108,7 @@ func decodeJSON(t *testing.T, s string, v any) {
 func TestInitJSON(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "x", "ledger.db")
-	r := runBin(t, home, "", "--db", db, "init", "--json")
+	r := runCmd(t, home, "", "--db", db, "init", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -105,7 +128,7 @@ func TestInitJSON(t *testing.T) {
 		t.Errorf("db mode = %v, want 0600", fi.Mode().Perm())
 	}
 	// A second init is a no-op with the same answer.
-	r2 := runBin(t, home, "", "--db", db, "init", "--json")
+	r2 := runCmd(t, home, "", "--db", db, "init", "--json")
 	if r2.code != 0 || r2.stdout != r.stdout {
 		t.Errorf("second init: exit %d, stdout %q; want the same as the first %q", r2.code, r2.stdout, r.stdout)
 	}
@@ -145,7 +168,7 @@ func TestDatabasePathResolution(t *testing.T) {
 
 func TestVersionJSON(t *testing.T) {
 	home := t.TempDir()
-	r := runBin(t, home, "", "--db", filepath.Join(home, "l.db"), "version", "--json")
+	r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "version", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -179,7 +202,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runBin(t, home, "", tc.args...)
+			r := runCmd(t, home, "", tc.args...)
 			if r.code != tc.code {
 				t.Errorf("exit %d, want %d (stderr %q)", r.code, tc.code, r.stderr)
 			}
@@ -196,14 +219,14 @@ func TestExitCodesAndErrors(t *testing.T) {
 
 func TestHelpTouchesNothing(t *testing.T) {
 	home := t.TempDir()
-	r := runBin(t, home, "", "--help")
+	r := runCmd(t, home, "", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "clear, don't compact") {
 		t.Fatalf("--help: exit %d, %q", r.code, r.stdout)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".local")); !os.IsNotExist(err) {
 		t.Errorf("--help created files under HOME (%v)", err)
 	}
-	r = runBin(t, home, "", "completion", "bash")
+	r = runCmd(t, home, "", "completion", "bash")
 	if r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
 		t.Errorf("completion bash: exit %d, %.80q", r.code, r.stdout)
 	}

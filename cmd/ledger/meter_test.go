@@ -44,7 +44,7 @@ func TestMeterExactFromUsage(t *testing.T) {
 	for _, tc := range tests {
 		for _, target := range []string{tc.file, tc.id} {
 			t.Run(filepath.Base(target), func(t *testing.T) {
-				r := runBin(t, home, "", "--db", db, "meter", target, "--json")
+				r := runCmd(t, home, "", "--db", db, "meter", target, "--json")
 				if r.code != 0 {
 					t.Fatalf("exit %d: %s", r.code, r.stderr)
 				}
@@ -84,14 +84,14 @@ func TestMeterWindowAndThresholds(t *testing.T) {
 		{[]string{"--model", "gpt-5-small"}, 258_400, false, false},
 	}
 	for _, tc := range tests {
-		r := runBin(t, home, "", append([]string{"--db", filepath.Join(home, "l.db"), "meter", file, "--json"}, tc.args...)...)
+		r := runCmd(t, home, "", append([]string{"--db", filepath.Join(home, "l.db"), "meter", file, "--json"}, tc.args...)...)
 		var got meterOut
 		decodeJSON(t, r.stdout, &got)
 		if got.LimitTokens != tc.limit || got.ShouldCompact != tc.should || got.MustCompact != tc.must {
 			t.Errorf("%v: limit %d should %v must %v; want %d %v %v", tc.args, got.LimitTokens, got.ShouldCompact, got.MustCompact, tc.limit, tc.should, tc.must)
 		}
 	}
-	r := runBin(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", file, "--accuracy", "--json")
+	r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", file, "--accuracy", "--json")
 	var acc struct {
 		Messages int     `json:"messages"`
 		Median   float64 `json:"median_abs_error"`
@@ -102,7 +102,7 @@ func TestMeterWindowAndThresholds(t *testing.T) {
 	if acc.Messages < 100 || acc.Median > 0.15 || acc.Baseline < 0.3 || acc.P90 < acc.Median {
 		t.Errorf("accuracy %+v: want the estimator within 15%% median and chars/4 far worse", acc)
 	}
-	if r := runBin(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", "no-such-session"); r.code != 3 {
+	if r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", "no-such-session"); r.code != 3 {
 		t.Errorf("unknown session: exit %d, want 3", r.code)
 	}
 }

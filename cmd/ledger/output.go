@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
 // jsonFlag adds the --json flag every listing or report takes.
@@ -25,13 +27,12 @@ func writeJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// jsonTime is a time that marshals as RFC 3339 UTC, or null when zero.
-type jsonTime time.Time
-
-func (t jsonTime) MarshalJSON() ([]byte, error) {
-	tt := time.Time(t)
-	if tt.IsZero() {
-		return []byte("null"), nil
+// parseTimeFlag reads a --since/--until value (engine.ParseTime); a bad
+// one is a usage error.
+func parseTimeFlag(flag, v string, now time.Time) (time.Time, error) {
+	t, err := engine.ParseTime(v, now)
+	if err != nil {
+		return t, usagef("%s %v", flag, err)
 	}
-	return json.Marshal(tt.UTC().Format(time.RFC3339))
+	return t, nil
 }

@@ -123,7 +123,7 @@ func dbBytes(t *testing.T, db string) []byte {
 func ftsTerms(t *testing.T, s *store.Store) []byte {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := s.DB().Connx(ctx)
+	conn, err := rawDB(t, s.Path()).Connx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func holdOpen(t *testing.T, db string) *store.Store {
 
 func hasCommand(t *testing.T, home, name string) bool {
 	t.Helper()
-	return runBin(t, home, "", name, "--help").code == 0
+	return runCmd(t, home, "", name, "--help").code == 0
 }
 
 // TestSeededSecretsNeverStored is the issue's acceptance check: no seeded
@@ -195,7 +195,7 @@ func TestSeededSecretsNeverStored(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		r := runBin(t, home, "", append([]string{"--db", db}, outputs[name]...)...)
+		r := runCmd(t, home, "", append([]string{"--db", db}, outputs[name]...)...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
 		}
@@ -270,7 +270,7 @@ func TestNoRedactThenRescan(t *testing.T) {
 	secrets := seededTranscript(t, dir)
 	holder := holdOpen(t, db)
 
-	if r := runBin(t, home, "", "--db", db, "--no-redact", "ingest", dir); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "--no-redact", "ingest", dir); r.code != 0 {
 		t.Fatalf("ingest --no-redact: exit %d: %s", r.code, r.stderr)
 	}
 	if got := leaked(dbBytes(t, db), secrets); len(got) != len(secrets) {
@@ -288,7 +288,7 @@ func TestNoRedactThenRescan(t *testing.T) {
 
 	rescan := func() int64 {
 		t.Helper()
-		r := runBin(t, home, "", "--db", db, "redact", "--rescan", "--json")
+		r := runCmd(t, home, "", "--db", db, "redact", "--rescan", "--json")
 		if r.code != 0 {
 			t.Fatalf("redact --rescan: exit %d: %s", r.code, r.stderr)
 		}
@@ -335,7 +335,7 @@ func TestRedactCorpus(t *testing.T) {
 	sum := ingest(t, home, db, corpus)
 	s := holdOpen(t, db)
 	var stored []string
-	if err := s.DB().Select(&stored, `SELECT text || coalesce(blocks, '') FROM messages
+	if err := rawDB(t, s.Path()).Select(&stored, `SELECT text || coalesce(blocks, '') FROM messages
 		UNION ALL SELECT summary FROM compactions UNION ALL SELECT title FROM sessions`); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +344,8 @@ func TestRedactCorpus(t *testing.T) {
 		byKind[m[1]]++
 	}
 	t.Logf("corpus: %d messages, %d secrets redacted, replacements by kind %v", sum.Messages, sum.Redacted, byKind)
-	if sum.Redacted > 10 {
-		t.Errorf("%d redactions in the sanitized corpus, want at most 10", sum.Redacted)
+	if sum.Redacted > 0 || len(byKind) > 0 {
+		t.Errorf("%d redactions in the sanitized corpus, want none (README: 0 false positives on the real corpus)", sum.Redacted)
 	}
 }
 
@@ -353,12 +353,12 @@ func TestRedactUsage(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	for _, args := range [][]string{{"redact"}, {"redact", "--json"}, {"--no-redact", "redact", "--rescan"}} {
-		r := runBin(t, home, "", append([]string{"--db", db}, args...)...)
+		r := runCmd(t, home, "", append([]string{"--db", db}, args...)...)
 		if r.code != 2 || !strings.HasPrefix(r.stderr, "ledger: ") || !strings.Contains(r.stderr, "rescan") {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error (2) that explains --rescan", args, r.code, r.stderr)
 		}
 	}
-	r := runBin(t, home, "", "--help")
+	r := runCmd(t, home, "", "--help")
 	if !strings.Contains(r.stdout, "--no-redact") || !strings.Contains(r.stdout, "RISK") {
 		t.Errorf("--help does not document --no-redact and its risk:\n%s", r.stdout)
 	}
@@ -401,12 +401,13 @@ func lazyRulesHelper(t *testing.T) {
 	// runLoaded runs a command and tells whether its store compiled the rules.
 	runLoaded := func(args ...string) bool {
 		var out, errb bytes.Buffer
-		app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: env}
+		app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: env, Getwd: os.Getwd}
 		defer app.close()
 		if code := app.run(context.Background(), append([]string{"--db", db}, args...)); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}
-		return app.store != nil && app.store.SecretRulesLoaded()
+		s := app.Engine().Opened()
+		return s != nil && s.SecretRulesLoaded()
 	}
 	for _, args := range [][]string{{"version"}, {"sessions"}, {"search", "SessionStore"}, {"resume", "7c1d"}, {"handoff", "list"}} {
 		if runLoaded(args...) {

@@ -252,7 +252,7 @@ func wantNoDuplicates(t *testing.T, db string) {
 		Compacts int    `db:"compacts"`
 		CCounter int    `db:"ccounter"`
 	}
-	if err := s.DB().Select(&rows, `SELECT s.id,
+	if err := rawDB(t, s.Path()).Select(&rows, `SELECT s.id,
 		(SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS n,
 		(SELECT count(DISTINCT uuid) FROM messages m WHERE m.session_id = s.id) AS distinct_uuids,
 		s.messages AS counter,
@@ -346,7 +346,7 @@ func TestConcurrentWriters(t *testing.T) {
 	wantHealthy(t, home, db)
 	wantNoDuplicates(t, db)
 	// Running it all again adds nothing.
-	again := ingest(t, home, db, projects)
+	again := ingestBin(t, home, db, projects)
 	if again.Messages != 0 || again.Compactions != 0 || again.Sessions != 0 {
 		t.Errorf("ingest after the rounds added %+v, want nothing", again)
 	}
@@ -388,7 +388,7 @@ func TestKillDuringIngest(t *testing.T) {
 	// A clean ingest, timed: the kill points are fractions of it.
 	clean := filepath.Join(home, "clean.db")
 	t0 := time.Now()
-	ingest(t, home, clean, corpus)
+	ingestBin(t, home, clean, corpus)
 	full := time.Since(t0)
 	sameCounts(t, "clean ingest", storedCounts(t, home, clean), want)
 	t.Logf("clean ingest of 4 files, %.1f MB: %v (set up in %v)", float64(size)/1e6, full.Round(time.Millisecond), t0.Sub(setup).Round(time.Millisecond))
@@ -441,7 +441,7 @@ func TestKillDuringIngest(t *testing.T) {
 				total += c.Messages
 			}
 			t.Logf("killed=%v after %v: %d of %d messages committed", killed, after.Round(time.Millisecond), total, 4*each.Messages)
-			ingest(t, home, db, corpus)
+			ingestBin(t, home, db, corpus)
 			wantHealthy(t, home, db)
 			sameCounts(t, "after the kill and a second run", storedCounts(t, home, db), want)
 			wantNoDuplicates(t, db)
@@ -452,7 +452,7 @@ func TestKillDuringIngest(t *testing.T) {
 			wantHealthy(t, home, cumulative)
 		})
 	}
-	ingest(t, home, cumulative, corpus)
+	ingestBin(t, home, cumulative, corpus)
 	wantHealthy(t, home, cumulative)
 	sameCounts(t, "after repeated kills and a last run", storedCounts(t, home, cumulative), want)
 	wantNoDuplicates(t, cumulative)
@@ -570,7 +570,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 	}
 	defer s.Close()
 	var n int
-	if err := s.DB().Get(&n, `SELECT count(*) FROM sessions`); err != nil || n != 2 {
+	if err := rawDB(t, s.Path()).Get(&n, `SELECT count(*) FROM sessions`); err != nil || n != 2 {
 		t.Fatalf("sessions: %d, %v", n, err)
 	}
 	for _, ext := range []string{"-wal", "-shm"} {
@@ -635,7 +635,7 @@ func TestIngestBadLines(t *testing.T) {
 	appendFile(t, path, []byte(strings.Join(lines, "")))
 	appendFile(t, filepath.Join(dir, "empty.jsonl"), nil)
 
-	got := ingest(t, home, db, dir)
+	got := ingestBin(t, home, db, dir)
 	if got.Messages != 5 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
 		got.Skips[0].Line != 2 || got.Skips[0].Reason != "invalid json" ||
 		got.Skips[1].Line != 3 || got.Skips[1].Reason != "not a claude record" || len(got.Unrecognized) != 0 {
@@ -647,14 +647,14 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	defer s.Close()
 	var texts []string
-	if err := s.DB().Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
+	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end"}; !slicesEqual(texts, want) {
 		t.Errorf("repaired texts = %q, want %q", texts, want)
 	}
 	var n int
-	if err := s.DB().Get(&n, `SELECT length(text) FROM messages WHERE uuid = 'u5'`); err != nil || n != len(huge) {
+	if err := rawDB(t, s.Path()).Get(&n, `SELECT length(text) FROM messages WHERE uuid = 'u5'`); err != nil || n != len(huge) {
 		t.Errorf("20 MB message stored with %d characters (%v), want %d", n, err, len(huge))
 	}
 	r := runBin(t, home, "", "--db", db, "search", "--json", "needle")
@@ -663,7 +663,7 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	// The cut last line is completed: the next run reads it, and only it.
 	appendFile(t, path, []byte(last[len(last)/2:]))
-	if again := ingest(t, home, db, dir); again.Messages != 1 || again.SkippedLines != 0 {
+	if again := ingestBin(t, home, db, dir); again.Messages != 1 || again.SkippedLines != 0 {
 		t.Errorf("after the last line completed: %+v, want 1 message and no skips", again)
 	}
 	// An empty file named on its own is not an error either.
@@ -694,7 +694,7 @@ func TestHookBadInput(t *testing.T) {
 		name, stdin, db, warning string
 	}{
 		{"garbage", "not json", db, "hook input is not JSON"},
-		{"over 4 MB", stop(`,"x":"` + strings.Repeat("x", maxHookInput) + `"`), db, "hook input larger than"},
+		{"over 4 MB", stop(`,"x":"` + strings.Repeat("x", 4<<20) + `"`), db, "hook input larger than"},
 		{"no event", `{"session_id":"s"}`, db, "hook input has no hook_event_name"},
 		{"no transcript_path", stop(""), db, "Stop: hook input has no transcript_path"},
 		{"database folder is a file", stop(`,"transcript_path":"/x.jsonl"`), filepath.Join(notDir, "l.db"), "create database folder"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
 )
@@ -73,7 +74,7 @@ func TestResumeBudgetEverySize(t *testing.T) {
 	ingest(t, home, db, filepath.Join(sampleDir(t), "claude"),
 		filepath.Join(corpusDir(t), "claude", "spotter-258c7280-ae70-4798-800f-63464d01a85d.jsonl"))
 	// One session with a written handoff, one resumed from an extraction.
-	if r := runBin(t, home, "", "--db", db, "compact", "258c7280", "--budget", "4000"); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", "258c7280", "--budget", "4000"); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 	s, err := store.Open(ctx, db)
@@ -81,13 +82,10 @@ func TestResumeBudgetEverySize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	e := engine.New(func(context.Context) (*store.Store, error) { return s, nil }, engine.Options{})
 	count := compact.DefaultEstimator().Tokens
 	for _, id := range []string{"258c7280-ae70-4798-800f-63464d01a85d", sampleSession} {
-		sess, err := s.Session(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := buildResume(ctx, s, sess, 100_000, 0)
+		full, err := e.Resume(ctx, engine.ResumeRequest{Session: id, Budget: 100_000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +102,7 @@ func TestResumeBudgetEverySize(t *testing.T) {
 			t.Fatalf("%s: no task or next steps in the unbudgeted resume:\n%s", id, full.Markdown)
 		}
 		for budget := 200; budget <= 4000; budget += 25 {
-			r, err := buildResume(ctx, s, sess, budget, 0)
+			r, err := e.Resume(ctx, engine.ResumeRequest{Session: id, Budget: budget})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,23 +127,23 @@ func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, filepath.Join(corpusDir(t), "claude"))
-	runBin(t, home, "", "--db", db, "compact", "ae4a77f8", "--budget", "20000")
-	r := runBin(t, home, "", "--db", db, "resume", "ae4a77f8", "--format", "hook", "--budget", "20000")
+	runCmd(t, home, "", "--db", db, "compact", "ae4a77f8", "--budget", "20000")
+	r := runCmd(t, home, "", "--db", db, "resume", "ae4a77f8", "--format", "hook", "--budget", "20000")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var out hookOutput
+	var out engine.SessionStartOutput
 	decodeJSON(t, r.stdout, &out)
 	ctxText := out.HookSpecificOutput.AdditionalContext
 	if out.HookSpecificOutput.HookEventName != "SessionStart" || ctxText == "" {
 		t.Fatalf("hook output = %s", r.stdout)
 	}
-	if n := len([]rune(ctxText)); n > maxHookContext {
-		t.Errorf("additionalContext has %d characters, want at most %d", n, maxHookContext)
+	if n := len([]rune(ctxText)); n > engine.MaxHookContext {
+		t.Errorf("additionalContext has %d characters, want at most %d", n, engine.MaxHookContext)
 	}
 	// The same budget in markdown is longer: the cap did the work.
-	md := runBin(t, home, "", "--db", db, "resume", "ae4a77f8", "--budget", "20000")
-	if len([]rune(md.stdout)) <= maxHookContext {
+	md := runCmd(t, home, "", "--db", db, "resume", "ae4a77f8", "--budget", "20000")
+	if len([]rune(md.stdout)) <= engine.MaxHookContext {
 		t.Logf("markdown at budget 20000 is only %d chars: the cap was not exercised", len([]rune(md.stdout)))
 	}
 }
@@ -161,18 +159,18 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	// The old session ran in the main checkout; a handoff was written there.
 	old := "11111111-2222-4333-8444-555555555555"
 	ingest(t, home, db, sampleInProject(t, home, repo, old))
-	if r := runBin(t, home, "", "--db", db, "compact", old); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", old); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 
 	// After /clear the new session has a new id; from the worktree of the
 	// same repository, resume without SESSION finds the old one.
 	for _, dir := range []string{repo, wt, filepath.Join(repo, "pkg", "auth")} {
-		r := runBinIn(t, home, dir, "", "--db", db, "resume", "--format", "json")
+		r := runCmdIn(t, home, dir, "", "--db", db, "resume", "--format", "json")
 		if r.code != 0 {
 			t.Fatalf("resume from %s: exit %d: %s", dir, r.code, r.stderr)
 		}
-		var got resumeJSON
+		var got engine.ResumeDoc
 		decodeJSON(t, r.stdout, &got)
 		if got.Session != old || got.HandoffID == nil {
 			t.Errorf("resume from %s: session %s handoff %v, want %s with its handoff", dir, got.Session, got.HandoffID, old)
@@ -182,7 +180,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 		}
 	}
 	// A folder of no session: not found.
-	if r := runBinIn(t, home, t.TempDir(), "", "--db", db, "resume"); r.code != 3 {
+	if r := runCmdIn(t, home, t.TempDir(), "", "--db", db, "resume"); r.code != 3 {
 		t.Errorf("resume in a folder without sessions: exit %d, want 3", r.code)
 	}
 
@@ -191,7 +189,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "pkg", "auth", "clock.go"), []byte("package auth // changed\n"), 0o644)
 	git(t, repo, "checkout", "-q", "-b", "next")
 	git(t, repo, "commit", "-q", "-am", "change")
-	r := runBin(t, home, "", "--db", db, "resume", old)
+	r := runCmd(t, home, "", "--db", db, "resume", old)
 	for _, want := range []string{"## Since the handoff", "the branch is now next (the handoff was written on fix-session-expiry)",
 		"HEAD moved from", "changed on disk since: pkg/auth/clock.go"} {
 		if !strings.Contains(r.stdout, want) {
@@ -217,13 +215,13 @@ func TestResumeUsageAndNotFound(t *testing.T) {
 		{[]string{"resume", "7c1d", "--format", "json"}, 0},
 	}
 	for _, tc := range tests {
-		r := runBin(t, home, "", append([]string{"--db", db}, tc.args...)...)
+		r := runCmd(t, home, "", append([]string{"--db", db}, tc.args...)...)
 		if r.code != tc.code {
 			t.Errorf("%v: exit %d, want %d (%s)", tc.args, r.code, tc.code, r.stderr)
 		}
 	}
 	var got map[string]any
-	r := runBin(t, home, "", "--db", db, "resume", "0199", "--format", "json")
+	r := runCmd(t, home, "", "--db", db, "resume", "0199", "--format", "json")
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)
 	}

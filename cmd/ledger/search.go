@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -23,17 +25,6 @@ type searchOptions struct {
 	Role    string
 	Limit   int
 	JSON    bool
-}
-
-// hitJSON is one element of `ledger search --json` (CONTRACT.md).
-type hitJSON struct {
-	Session string   `json:"session"`
-	Kind    string   `json:"kind"`
-	ID      int64    `json:"id"`
-	At      jsonTime `json:"at"`
-	Role    string   `json:"role"`
-	Snippet string   `json:"snippet"`
-	Score   float64  `json:"score"`
 }
 
 func newSearchCmd(app *App) *cobra.Command {
@@ -79,16 +70,17 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 }
 
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
-	so := store.SearchOptions{Query: store.ParseQuery(opts.Query), Limit: opts.Limit}
+	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
+	req.Limit, req.Project = opts.Limit, opts.Project
 	switch opts.Kind {
 	case "", store.KindMessage, store.KindHandoff, store.KindCompaction:
-		so.Kind = opts.Kind
+		req.Kind = opts.Kind
 	default:
 		return usagef("--kind %q: want message, handoff or compaction", opts.Kind)
 	}
 	switch opts.Role {
 	case "", "user", "assistant", "system", "tool":
-		so.Role = opts.Role
+		req.Role = opts.Role
 	default:
 		return usagef("--role %q: want user, assistant, system or tool", opts.Role)
 	}
@@ -96,23 +88,13 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		return usagef("--limit must be at least 1, not %d", opts.Limit)
 	}
 	var err error
-	if so.Since, err = parseTimeFlag("--since", opts.Since, nowFunc()); err != nil {
+	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
 		return err
 	}
-	if so.Until, err = parseTimeFlag("--until", opts.Until, nowFunc()); err != nil {
+	if req.Until, err = parseTimeFlag("--until", opts.Until, time.Now()); err != nil {
 		return err
 	}
-	if opts.Project != "" {
-		so.Project = absPath(opts.Project)
-	}
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	if so.SessionID, err = optionalSessionID(ctx, s, opts.Session); err != nil {
-		return err
-	}
-	res, err := s.Search(ctx, so)
+	res, err := app.Engine().Search(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -120,12 +102,7 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		fmt.Fprintln(app.Stderr, "ledger: no hit has every word; showing hits with any of them")
 	}
 	if opts.JSON {
-		out := make([]hitJSON, 0, len(res.Hits))
-		for _, h := range res.Hits {
-			out = append(out, hitJSON{Session: h.SessionID, Kind: h.Kind, ID: h.ID, At: jsonTime(h.At), Role: h.Role,
-				Snippet: unmark(h.Snippet, "", ""), Score: h.Score})
-		}
-		return writeJSON(app.Stdout, out)
+		return writeJSON(app.Stdout, engine.Hits(res.Hits))
 	}
 	printHits(app.Stdout, res.Hits, colour(app))
 	return nil
@@ -135,11 +112,6 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 func colour(app *App) bool {
 	f, ok := app.Stdout.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd())) && app.Getenv("NO_COLOR") == ""
-}
-
-// unmark replaces the store's highlight markers.
-func unmark(s, start, end string) string {
-	return strings.NewReplacer(store.MarkStart, start, store.MarkEnd, end).Replace(s)
 }
 
 func printHits(w io.Writer, hits []store.Hit, colour bool) {
@@ -156,7 +128,7 @@ func printHits(w io.Writer, hits []store.Hit, colour bool) {
 		if h.Role != "" {
 			who = h.Role
 		}
-		snip := strings.Join(strings.Fields(unmark(h.Snippet, start, end)), " ")
+		snip := strings.Join(strings.Fields(engine.Unmark(h.Snippet, start, end)), " ")
 		fmt.Fprintf(w, "%s  %s  %-9s  %s\n", shortID(h.SessionID), humanTime(h.At), who, snip)
 	}
 }

@@ -18,7 +18,7 @@ type hit struct {
 
 func search(t *testing.T, home, db string, args ...string) ([]hit, result) {
 	t.Helper()
-	r := runBin(t, home, "", append([]string{"--db", db, "search", "--json"}, args...)...)
+	r := runCmd(t, home, "", append([]string{"--db", db, "search", "--json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("search %v: exit %d: %s", args, r.code, r.stderr)
 	}
@@ -32,7 +32,7 @@ func searchFixture(t *testing.T) (home, db string) {
 	home = t.TempDir()
 	db = filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))
-	if r := runBin(t, home, "", "--db", db, "compact", "7c1d"); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", "7c1d"); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 	return home, db
@@ -43,7 +43,7 @@ func TestSearchHostileQueriesNeverFail(t *testing.T) {
 	for _, q := range []string{`"unbalanced`, `AND`, `NEAR(`, `*`, `)`, `(`, `OR`, `NOT`, `-`, `"`, `^`, `col:x`, `a AND OR NOT b`,
 		`"a" "b`, `'; DROP TABLE messages; --`, `***`, `NEAR(a b, 3)`, `{a b}`, `-"x"`} {
 		t.Run(q, func(t *testing.T) {
-			r := runBin(t, home, "", "--db", db, "search", "--json", "--", q)
+			r := runCmd(t, home, "", "--db", db, "search", "--json", "--", q)
 			if r.code != 0 || strings.Contains(r.stderr, "syntax") {
 				t.Fatalf("search %q: exit %d: %s", q, r.code, r.stderr)
 			}
@@ -151,11 +151,11 @@ func TestSearchLanguageAndFilters(t *testing.T) {
 		t.Errorf("fallback: %d hits, stderr %q", len(hits), r.stderr)
 	}
 	for _, bad := range [][]string{{"x", "--kind", "tweet"}, {"x", "--role", "robot"}, {"x", "--limit", "0"}, {"x", "--since", "soon"}} {
-		if r := runBin(t, home, "", append([]string{"--db", db, "search"}, bad...)...); r.code != 2 {
+		if r := runCmd(t, home, "", append([]string{"--db", db, "search"}, bad...)...); r.code != 2 {
 			t.Errorf("search %v: exit %d, want 2", bad, r.code)
 		}
 	}
-	if r := runBin(t, home, "", "--db", db, "search", "x", "--session", "ffff"); r.code != 3 {
+	if r := runCmd(t, home, "", "--db", db, "search", "x", "--session", "ffff"); r.code != 3 {
 		t.Errorf("unknown --session: exit %d, want 3", r.code)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -17,18 +18,6 @@ type sessionsOptions struct {
 	Project string
 	Limit   int
 	JSON    bool
-}
-
-// sessionJSON is one element of `ledger sessions --json` (CONTRACT.md).
-type sessionJSON struct {
-	ID          string   `json:"id"`
-	Source      string   `json:"source"`
-	Project     string   `json:"project"`
-	Title       string   `json:"title"`
-	StartedAt   jsonTime `json:"started_at"`
-	LastAt      jsonTime `json:"last_at"`
-	Messages    int64    `json:"messages"`
-	Compactions int64    `json:"compactions"`
 }
 
 func newSessionsCmd(app *App) *cobra.Command {
@@ -61,20 +50,14 @@ func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 	}
 	project := opts.Project
 	if project != "" {
-		project = absPath(project)
+		project = engine.AbsPath(project)
 	}
 	list, err := s.Sessions(ctx, store.SessionFilter{Project: project, Limit: opts.Limit})
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		out := make([]sessionJSON, 0, len(list))
-		for _, x := range list {
-			out = append(out, sessionJSON{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
-				StartedAt: jsonTime(store.Time(x.StartedAt)), LastAt: jsonTime(store.Time(x.LastAt)),
-				Messages: x.Messages, Compactions: x.Compactions})
-		}
-		return writeJSON(app.Stdout, out)
+		return writeJSON(app.Stdout, engine.SessionRows(list))
 	}
 	printSessions(app.Stdout, list)
 	return nil

@@ -43,25 +43,13 @@ func newVersionCmd(app *App) *cobra.Command {
 }
 
 func runVersion(ctx context.Context, app *App, opts *versionOptions) error {
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	schema, err := s.SchemaVersion(ctx)
-	if err != nil {
-		return err
-	}
-	sqliteVersion, err := s.SQLiteVersion(ctx)
+	v, err := app.Engine().Versions(ctx, buildVersion())
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(app.Stdout, struct {
-			Version       string `json:"version"`
-			SchemaVersion int64  `json:"schema_version"`
-			SQLiteVersion string `json:"sqlite_version"`
-		}{buildVersion(), schema, sqliteVersion})
+		return writeJSON(app.Stdout, v)
 	}
-	fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s)\n", buildVersion(), schema, sqliteVersion)
+	fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s)\n", v.Version, v.SchemaVersion, v.SQLiteVersion)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"bytes"
@@ -28,18 +28,18 @@ var hookSeeds = []string{
 
 func TestHookInputSeeds(t *testing.T) {
 	for _, s := range hookSeeds[:8] {
-		in, err := readHookInput(strings.NewReader(s))
+		in, err := DecodeHookInput(strings.NewReader(s))
 		if err != nil || in.Event == "" || in.SessionID == "" || in.TranscriptPath == "" {
-			t.Errorf("readHookInput(%.60s...) = %+v, %v; want a decoded input", s, in, err)
+			t.Errorf("DecodeHookInput(%.60s...) = %+v, %v; want a decoded input", s, in, err)
 		}
 	}
 	big := `{"hook_event_name":"Stop","cwd":"` + strings.Repeat("x", maxHookInput) + `"}`
-	if _, err := readHookInput(strings.NewReader(big)); err == nil {
+	if _, err := DecodeHookInput(strings.NewReader(big)); err == nil {
 		t.Error("an input over maxHookInput was decoded")
 	}
 }
 
-// FuzzHookInput: whatever arrives on stdin, readHookInput returns an error
+// FuzzHookInput: whatever arrives on stdin, DecodeHookInput returns an error
 // or an input that names its event, never panics, and reads the same
 // however the bytes are split.
 func FuzzHookInput(f *testing.F) {
@@ -47,7 +47,7 @@ func FuzzHookInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := readHookInput(bytes.NewReader(data))
+		in, err := DecodeHookInput(bytes.NewReader(data))
 		if err == nil {
 			if in.Event == "" {
 				t.Fatalf("decoded %q without an event", data)
@@ -56,7 +56,7 @@ func FuzzHookInput(f *testing.F) {
 				t.Fatalf("decoded %q: not one JSON document within the limit", data)
 			}
 		}
-		in2, err2 := readHookInput(iotest.OneByteReader(bytes.NewReader(data)))
+		in2, err2 := DecodeHookInput(iotest.OneByteReader(bytes.NewReader(data)))
 		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(in, in2) {
 			t.Fatalf("one byte at a time: %+v, %v; whole: %+v, %v", in2, err2, in, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func BenchmarkIngest(b *testing.B) {
 				g := &ingester{st: s}
 				b.StartTimer()
 				for _, p := range paths {
-					if _, err := g.ingestFile(ctx, p); err != nil {
+					if _, err := g.file(ctx, p); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -81,7 +81,7 @@ func BenchmarkIngestNoop(b *testing.B) {
 	defer s.Close()
 	g := &ingester{st: s}
 	for _, p := range paths {
-		if _, err := g.ingestFile(ctx, p); err != nil {
+		if _, err := g.file(ctx, p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func BenchmarkIngestNoop(b *testing.B) {
 		}
 		g := &ingester{st: s, cursors: cursors}
 		for _, p := range paths {
-			if _, err := g.ingestFile(ctx, p); err != errUnchanged {
+			if _, err := g.file(ctx, p); err != errUnchanged {
 				b.Fatalf("%s: %v, want unchanged", p, err)
 			}
 		}

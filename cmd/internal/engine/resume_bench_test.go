@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 	if err != nil {
 		b.Fatal(err)
 	}
-	fs, err := (&ingester{st: s}).ingestFile(ctx, path)
+	fs, err := (&ingester{st: s}).file(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 	if copies < 1 {
 		return s, fs.Session
 	}
-	db := s.DB()
+	db := rawDB(b, filepath.Join(dir, "ledger.db"))
 	columns := func(table string, skip ...string) []string {
 		var cols []string
 		rows, err := db.Queryx(`SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
@@ -116,24 +116,22 @@ func BenchmarkResume(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	for _, n := range []int{1000, 100_000} {
-		var s *store.Store
+		var e *Engine
 		var id string
 		// Built on first use: -bench 'Resume/session/1k' builds no 100k
 		// ledger. Closed when the parent benchmark ends.
 		setup := func(sub *testing.B) {
-			if s == nil {
+			if e == nil {
+				var s *store.Store
 				s, id = resumeLedger(sub, filepath.Join(dir, strconv.Itoa(n)), n)
+				e = engineOf(s)
 				b.Cleanup(func() { s.Close() })
 			}
 		}
 		b.Run(fmt.Sprintf("session/%dk", n/1000), func(b *testing.B) {
 			setup(b)
 			for b.Loop() {
-				sess, err := s.Session(ctx, id)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := buildResume(ctx, s, sess, 2000, maxHookContext); err != nil {
+				if _, err := e.Resume(ctx, ResumeRequest{Session: id, Budget: 2000, MaxChars: MaxHookContext}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -141,15 +139,12 @@ func BenchmarkResume(b *testing.B) {
 		b.Run(fmt.Sprintf("project/%dk", n/1000), func(b *testing.B) {
 			setup(b)
 			for b.Loop() {
-				sess, err := latestProjectSession(ctx, s, "/home/dev/src/project00", "")
+				r, err := e.Resume(ctx, ResumeRequest{Project: "/home/dev/src/project00", Budget: 2000, MaxChars: MaxHookContext})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if sess.ID != id {
-					b.Fatalf("latest session %s, want %s", sess.ID, id)
-				}
-				if _, err := buildResume(ctx, s, sess, 2000, maxHookContext); err != nil {
-					b.Fatal(err)
+				if r.Session.ID != id {
+					b.Fatalf("latest session %s, want %s", r.Session.ID, id)
 				}
 			}
 		})

@@ -1,15 +1,16 @@
-package main
+package engine
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// parseTimeFlag reads a --since/--until value: an RFC 3339 time, a date
+// ParseTime reads a --since/--until value: an RFC 3339 time, a date
 // (YYYY-MM-DD, local midnight), or a duration back from now ("36h", "7d",
-// "2w"). Empty is the zero time. A bad value is a usage error.
-func parseTimeFlag(flag, v string, now time.Time) (time.Time, error) {
+// "2w"). Empty is the zero time.
+func ParseTime(v string, now time.Time) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return time.Time{}, nil
@@ -29,8 +30,5 @@ func parseTimeFlag(flag, v string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 		return now.Add(-d).UTC(), nil
 	}
-	return time.Time{}, usagef("%s %q: want a date (2026-01-31), an RFC 3339 time, or a duration like 36h or 7d", flag, v)
+	return time.Time{}, fmt.Errorf("%q: want a date (2026-01-31), an RFC 3339 time, or a duration like 36h or 7d", v)
 }
-
-// nowFunc is the clock of relative --since/--until values.
-var nowFunc = time.Now

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
@@ -23,8 +22,8 @@ const headLen = 4096
 // recordBatch is how many records the reader hands the writer at a time.
 const recordBatch = 256
 
-// fileStats is what ingesting one file added and skipped.
-type fileStats struct {
+// FileStats is what ingesting one file added and skipped.
+type FileStats struct {
 	Path    string
 	Read    bool // the file had new lines (or was re-read)
 	Bytes   int64
@@ -47,46 +46,37 @@ type ingester struct {
 	progress func(n int64)
 }
 
-func absPath(path string) string {
-	if p, err := filepath.Abs(path); err == nil {
-		return p
-	}
-	return path
-}
-
 // cursor returns the stored cursor of path, if any.
-func (g *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool, error) {
-	if g.cursors != nil {
-		c, ok := g.cursors[path]
+func (in *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool, error) {
+	if in.cursors != nil {
+		c, ok := in.cursors[path]
 		return c, ok, nil
 	}
-	c, err := g.st.Cursor(ctx, path)
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := in.st.Cursor(ctx, path)
+	if notFound(err) {
 		return store.Cursor{}, false, nil
 	}
 	return c, err == nil, err
 }
 
-// ingestFile reads what is new in one transcript and writes it in one
+// file reads what is new in one transcript and writes it in one
 // transaction together with the file's new cursor: an interrupted ingest
-// loses nothing and duplicates nothing. A file that shrank or whose head
-// changed is read again from the start (uuids make that idempotent).
-// When another process holds the database past the busy timeout, the whole
-// file is tried again from its cursor (store.Retry): a busy transaction
-// wrote nothing, and only the last attempt's counts are returned.
-func (g *ingester) ingestFile(ctx context.Context, path string) (fileStats, error) {
-	var fs fileStats
+// loses nothing and duplicates nothing. When another process holds the
+// database past the busy timeout, the whole file is tried again from its
+// cursor (store.Retry): a busy transaction wrote nothing, and only the last
+// attempt's counts are returned.
+func (in *ingester) file(ctx context.Context, path string) (FileStats, error) {
+	var fs FileStats
 	err := store.Retry(ctx, func() error {
 		var err error
-		fs, err = g.ingestOnce(ctx, path)
+		fs, err = in.fileOnce(ctx, AbsPath(path))
 		return err
 	})
 	return fs, err
 }
 
-func (g *ingester) ingestOnce(ctx context.Context, path string) (fileStats, error) {
-	path = absPath(path)
-	fs := fileStats{Path: path}
+func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error) {
+	fs := FileStats{Path: path}
 	f, err := os.Open(path)
 	if err != nil {
 		return fs, err
@@ -99,80 +89,114 @@ func (g *ingester) ingestOnce(ctx context.Context, path string) (fileStats, erro
 	if fi.IsDir() {
 		return fs, fmt.Errorf("%s is a folder", path)
 	}
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	cur, ok, err := g.cursor(ctx, path)
+	cur, seen, err := in.cursor(ctx, path)
 	if err != nil {
 		return fs, err
 	}
-	if ok && cur.Size == size && cur.ModTime == mtime {
-		return fs, errUnchanged
-	}
-	var st transcript.State
-	start, line := int64(0), 1
-	if ok && size >= cur.Offset && headMatches(f, cur.HeadLen, cur.HeadHash) {
-		start, line = cur.Offset, cur.Line
-		if err := json.Unmarshal([]byte(cur.State), &st); err != nil {
-			st = transcript.State{}
-			start, line = 0, 1
-		}
-	}
-	if st.Format == "" {
-		start, line = 0, 1
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fs, err
-		}
-		format, err := transcript.Detect(f)
-		if err != nil {
-			return fs, err
-		}
-		st = transcript.State{Format: format}
-		if format == transcript.FormatClaude {
-			st.SessionID = transcript.SessionHint(path)
-		}
-	}
-	fs.Format = st.Format
-	if start == size {
-		return fs, errUnchanged
-	}
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
+	plan, err := planRead(f, fi, cur, seen)
+	if err != nil {
 		return fs, err
 	}
-	w, err := g.st.NewWriter(ctx, string(st.Format))
+	fs.Format = plan.state.Format
+	if plan.unchanged {
+		return fs, errUnchanged
+	}
+	if _, err := f.Seek(plan.start, io.SeekStart); err != nil {
+		return fs, err
+	}
+	w, err := in.st.NewWriter(ctx, string(plan.state.Format))
 	if err != nil {
 		return fs, err
 	}
 	defer w.Rollback()
-	res, err := g.pipe(ctx, f, &st, start, line, w)
+	st := plan.state
+	res, err := in.pipe(ctx, f, &st, plan.start, plan.line, w)
 	if err != nil {
 		return fs, err
 	}
-	c := &store.Cursor{Path: path, SessionID: st.SessionID, Format: string(st.Format), Size: size, ModTime: mtime,
-		Offset: res.End, Line: res.NextLine}
-	c.HeadLen, c.HeadHash, err = headHash(f, min(res.End, headLen))
+	c, err := newCursor(f, fi, path, st, res)
 	if err != nil {
 		return fs, err
 	}
-	state, err := json.Marshal(st)
-	if err != nil {
-		return fs, err
-	}
-	c.State = string(state)
 	if err := w.Commit(ctx, c); err != nil {
 		return fs, err
 	}
 	fs.Read = true
-	fs.Bytes = res.End - start
+	fs.Bytes = res.End - plan.start
 	fs.Counts = w.Counts()
 	fs.Skipped, fs.Skips = res.Skipped, res.Skips
 	fs.Session = st.SessionID
 	return fs, nil
 }
 
+// readPlan is where to read a file from and with what reader state.
+type readPlan struct {
+	unchanged bool // nothing to read
+	start     int64
+	line      int
+	state     transcript.State
+}
+
+// planRead decides where to read a file from, by its cursor:
+//
+//	the cursor says                             read
+//	nothing (a new file)                        from the start
+//	the same size and modification time        nothing
+//	an offset past the file's end (it shrank)   from the start
+//	a head that no longer matches (rewritten)  from the start
+//	a reader state it cannot decode            from the start
+//	otherwise (the file grew)                   from the cursor
+//	  ... and the cursor is at the end          nothing
+//
+// Reading from the start again is safe: message uuids make it idempotent.
+// From the start, the format is detected anew.
+func planRead(f *os.File, fi os.FileInfo, cur store.Cursor, seen bool) (readPlan, error) {
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	if seen && cur.Size == size && cur.ModTime == mtime {
+		return readPlan{unchanged: true}, nil
+	}
+	if seen && cur.Offset <= size && headMatches(f, cur.HeadLen, cur.HeadHash) {
+		var st transcript.State
+		if json.Unmarshal([]byte(cur.State), &st) == nil && st.Format != "" {
+			return readPlan{unchanged: cur.Offset == size, start: cur.Offset, line: cur.Line, state: st}, nil
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return readPlan{}, err
+	}
+	format, err := transcript.Detect(f)
+	if err != nil {
+		return readPlan{}, err
+	}
+	st := transcript.State{Format: format}
+	if format == transcript.FormatClaude {
+		st.SessionID = transcript.SessionHint(f.Name())
+	}
+	return readPlan{start: 0, line: 1, state: st}, nil
+}
+
+// newCursor is the cursor after a read: where it ended, the reader's state,
+// and the fingerprint of the file's head.
+func newCursor(f *os.File, fi os.FileInfo, path string, st transcript.State, res transcript.Result) (*store.Cursor, error) {
+	c := &store.Cursor{Path: path, SessionID: st.SessionID, Format: string(st.Format), Size: fi.Size(),
+		ModTime: fi.ModTime().UnixNano(), Offset: res.End, Line: res.NextLine}
+	var err error
+	if c.HeadLen, c.HeadHash, err = headHash(f, min(res.End, headLen)); err != nil {
+		return nil, err
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	c.State = string(state)
+	return c, nil
+}
+
 // pipe parses on one goroutine while the writer writes on this one: JSON
 // decoding and SQLite each get a core. The parsing goroutine also prepares
 // each message (redacts its secrets, computes its search text): SQLite is
 // the slower side, so that work costs no time.
-func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
+func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan []preparedRecord, 8)
@@ -193,8 +217,8 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 			if len(batch) < recordBatch {
 				return nil
 			}
-			if g.progress != nil {
-				g.progress(rec.Offset - last)
+			if in.progress != nil {
+				in.progress(rec.Offset - last)
 				last = rec.Offset
 			}
 			select {
@@ -208,8 +232,8 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 		if readErr == nil && len(batch) > 0 {
 			batches <- batch
 		}
-		if g.progress != nil && readErr == nil {
-			g.progress(res.End - last)
+		if in.progress != nil && readErr == nil {
+			in.progress(res.End - last)
 		}
 	}()
 	var writeErr error
@@ -228,10 +252,7 @@ func (g *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, 
 	if writeErr != nil {
 		return res, writeErr
 	}
-	if readErr != nil {
-		return res, readErr
-	}
-	return res, nil
+	return res, readErr
 }
 
 // preparedRecord is a record with its message prepared for the writer.

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// Forgotten is what forgetting a session removed (or would remove).
+type Forgotten struct {
+	store.Forgotten
+	// FilesRemoved are the handoff files deleted (with files set).
+	FilesRemoved []string `json:"-"`
+	// FileErrors are the handoff files that could not be deleted.
+	FileErrors []error `json:"-"`
+}
+
+// Forget deletes a session and everything derived from it (with dryRun
+// it only counts); with files it also deletes the handoff files ledger
+// wrote for it.
+func (e *Engine) Forget(ctx context.Context, sessionArg string, dryRun, files bool) (Forgotten, error) {
+	st, sess, err := e.Session(ctx, sessionArg)
+	if err != nil {
+		return Forgotten{}, err
+	}
+	f, err := st.Forget(ctx, sess.ID, dryRun)
+	if err != nil {
+		return Forgotten{}, err
+	}
+	out := Forgotten{Forgotten: f}
+	if !files || dryRun {
+		return out, nil
+	}
+	for _, p := range f.HandoffFiles {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			out.FileErrors = append(out.FileErrors, err)
+			continue
+		}
+		out.FilesRemoved = append(out.FilesRemoved, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/handoff/gitrepo"
+	"github.com/agentledger/ledger/store"
+)
+
+// preCompactDebounce is how close two PreCompact events of one session
+// must be to count as one compaction: Claude Code may fire the hook several
+// times for one /compact.
+const preCompactDebounce = time.Minute
+
+// HandoffRequest says what handoff to write.
+type HandoffRequest struct {
+	Task    string
+	Trigger string // "manual" or "auto"
+	Budget  int    // of the Markdown, in tokens
+	Out     string // the Markdown file; "" for the default place
+	Source  string // of the compaction record: "cli" or "hook"
+	// Note is the user's instruction for this compaction (PreCompact's
+	// custom_instructions): what they want kept, so it leads the next steps.
+	Note string
+	// Once makes the handoff one per compaction (the PreCompact hook): when
+	// the session already has a record of the same source within a minute,
+	// nothing is written.
+	Once bool
+}
+
+// Handoff is a handoff the engine wrote (or found already written).
+type Handoff struct {
+	handoff.Doc
+	// Path is the Markdown file.
+	Path string
+	// Written is false when a record of the same compaction was there
+	// already (HandoffRequest.Once): then only Doc.ID is that handoff's.
+	Written bool
+}
+
+// Compact is `ledger compact`: it ingests what is new in the session's
+// transcripts, then writes a handoff and its compaction record.
+func (e *Engine) Compact(ctx context.Context, sessionID string, req HandoffRequest) (Handoff, error) {
+	if err := e.IngestSession(ctx, sessionID); err != nil {
+		return Handoff{}, err
+	}
+	return e.WriteHandoff(ctx, sessionID, req)
+}
+
+// WriteHandoff extracts a handoff from the session's messages, fits its
+// Markdown to the budget, and stores it with a compaction record, its
+// Markdown file written atomically inside the same transaction.
+func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req HandoffRequest) (Handoff, error) {
+	now := e.stamp()
+	st, sess, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return Handoff{}, err
+	}
+	msgs, err := st.Messages(ctx, sess.ID, 0)
+	if err != nil {
+		return Handoff{}, err
+	}
+	m := meterOf(SessionView{ID: sess.ID, Model: sess.Model, ContextWindow: sess.ContextWindow, Messages: msgs,
+		Usage: codexUsage(sess)}, nil)
+	doc := handoff.Extract(msgs, handoff.ExtractOptions{Task: req.Task, SessionID: sess.ID, Project: sess.Project,
+		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: now, ContextSummary: m.Summary,
+		Compactions: int(sess.Compactions)})
+	if req.Note != "" {
+		doc.NextSteps = append([]string{"(asked at compaction) " + req.Note}, doc.NextSteps...)
+	}
+	if g, ok := gitrepo.Read(sess.Project); ok {
+		doc.Head = g.Head
+		if doc.Branch == "" {
+			doc.Branch = g.Branch
+		}
+	}
+	// Render from redacted sections: the file, the output and the ledger
+	// all get the same secret-free document.
+	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultEstimator().Tokens)
+	h := Handoff{Doc: doc, Path: req.Out}
+	if h.Path == "" {
+		h.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
+	}
+	rec := &store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
+		LogicalParent: lastMainUUID(msgs)}
+	if req.Once {
+		rec.Debounce = preCompactDebounce
+	}
+	fileWritten := false
+	h.ID, h.Written, err = st.AddHandoff(ctx, store.NewHandoff{Doc: doc, Path: h.Path, Record: rec,
+		BeforeCommit: func() error {
+			fileWritten = true
+			if err := writeFile(h.Path, []byte(doc.Markdown)); err != nil {
+				return fmt.Errorf("write handoff file: %w", err)
+			}
+			return nil
+		}})
+	if err != nil {
+		if fileWritten {
+			os.Remove(h.Path)
+		}
+		return Handoff{}, err
+	}
+	return h, nil
+}
+
+// lastMainUUID is the uuid of the last message of the main conversation
+// (not a subagent's): the compact_boundary that follows names it.
+func lastMainUUID(msgs []compact.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if !msgs[i].Sidechain {
+			return msgs[i].UUID
+		}
+	}
+	return ""
+}
+
+// defaultHandoffPath is .ledger/handoffs/<session>/<time>.md in the
+// project, or beside the database when the project is not a folder here.
+func defaultHandoffPath(dbPath, project, session string, at time.Time) string {
+	name := at.UTC().Format("20060102T150405Z") + ".md"
+	if fi, err := os.Stat(project); err == nil && fi.IsDir() && project != "" {
+		return filepath.Join(project, ".ledger", "handoffs", session, name)
+	}
+	return filepath.Join(filepath.Dir(dbPath), "handoffs", session, name)
+}
+
+// writeFile replaces path with data, owner-only, atomically and durably:
+// a temporary file in the same folder, synced, renamed over path, and the
+// folder synced so that the rename itself survives a crash.
+func writeFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(path, data, 0o600); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
+)
+
+// Meter is a session's context in use now, against its model's window
+// (`ledger meter --json`, CONTRACT.md).
+type Meter struct {
+	Session       string                    `json:"session"`
+	Model         string                    `json:"model"`
+	UsedTokens    int64                     `json:"used_tokens"`
+	LimitTokens   int64                     `json:"limit_tokens"`
+	Ratio         float64                   `json:"ratio"`
+	Exact         bool                      `json:"exact"`
+	ShouldCompact bool                      `json:"should_compact"`
+	MustCompact   bool                      `json:"must_compact"`
+	Categories    map[string]compact.Amount `json:"categories"`
+	LimitSource   string                    `json:"limit_source"`
+	Summary       string                    `json:"summary"`
+}
+
+// SessionView is what the meter needs of a session, read from a
+// transcript file or from the ledger.
+type SessionView struct {
+	ID            string
+	Model         string
+	ContextWindow int64
+	// Usage is the latest session-level usage (Codex token_count); Claude
+	// usage rides on the messages.
+	Usage    *compact.Usage
+	Messages []compact.Message
+}
+
+// MeterOptions override what a session says of its model.
+type MeterOptions struct {
+	Model string   // the model whose window to measure against
+	Betas []string // anthropic-beta values the requests carry
+}
+
+// Meter measures a session's context now. target is a transcript file,
+// read directly, or else a session id or prefix in the ledger.
+func (e *Engine) Meter(ctx context.Context, target string, o MeterOptions) (Meter, error) {
+	v, err := e.View(ctx, target)
+	if err != nil {
+		return Meter{}, err
+	}
+	if o.Model != "" {
+		v.Model = o.Model
+	}
+	return meterOf(v, o.Betas), nil
+}
+
+// View reads a session for the meter: target is a transcript file, else a
+// session id or prefix in the ledger.
+func (e *Engine) View(ctx context.Context, target string) (SessionView, error) {
+	if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
+		return ReadTranscriptFile(ctx, target)
+	}
+	return e.loadSession(ctx, target)
+}
+
+// meterOf measures a session's context now: exact from the last usage when
+// the transcript has one, else estimated over what followed the latest
+// compaction.
+func meterOf(v SessionView, betas []string) Meter {
+	win := compact.ContextLimit(v.Model, betas).Reported(v.ContextWindow)
+	live := liveContext(v.Messages)
+	meter := compact.NewMeter(compact.Request{Messages: live}, win.Tokens, nil)
+	exact := false
+	if u, ok := compact.LastUsage(live); ok {
+		meter, exact = meter.WithUsage(u), true
+	} else if v.Usage != nil {
+		meter, exact = meter.WithUsage(*v.Usage), true
+	}
+	budget := compact.Budget{ContextLimit: win.Tokens, MessageTokens: meter.Used()}
+	cats := map[string]compact.Amount{}
+	for _, c := range meter.Categories() {
+		cats[c.Name] = c.Amount
+	}
+	return Meter{Session: v.ID, Model: v.Model, UsedTokens: meter.Used(), LimitTokens: win.Tokens, Ratio: meter.Ratio(),
+		Exact: exact, ShouldCompact: budget.ShouldCompact(), MustCompact: budget.MustCompact(), Categories: cats,
+		LimitSource: win.Source, Summary: meter.Summary()}
+}
+
+// liveContext is the part of a session still in the model's context: the
+// main conversation (not subagents) from the latest compaction summary on.
+func liveContext(msgs []compact.Message) []compact.Message {
+	var out []compact.Message
+	for _, m := range msgs {
+		if m.Sidechain {
+			continue
+		}
+		if m.CompactSummary {
+			out = out[:0]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// codexUsage is a Codex session's latest usage, which the ledger keeps on
+// the session (Codex reports usage apart from its messages).
+func codexUsage(sess store.Session) *compact.Usage {
+	if sess.Source != "codex" || sess.ContextTokens <= 0 {
+		return nil
+	}
+	return &compact.Usage{InputTokens: sess.ContextTokens}
+}
+
+// ReadTranscriptFile reads a whole transcript without the ledger.
+func ReadTranscriptFile(ctx context.Context, path string) (SessionView, error) {
+	var v SessionView
+	f, err := os.Open(path)
+	if err != nil {
+		return v, err
+	}
+	defer f.Close()
+	format, err := transcript.Detect(f)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return v, err
+	}
+	st := transcript.State{Format: format, SessionID: transcript.SessionHint(path)}
+	_, err = transcript.Read(ctx, f, &st, 0, 1, func(r transcript.Record) error {
+		if s := r.Session; s != nil {
+			if s.Model != "" {
+				v.Model = s.Model
+			}
+			if s.ContextWindow > 0 {
+				v.ContextWindow = s.ContextWindow
+			}
+			if s.Usage != nil {
+				u := *s.Usage
+				v.Usage = &u
+			}
+		}
+		if r.Boundary != nil {
+			v.Usage = nil // measured before the compaction: stale
+		}
+		if m := r.Message; m != nil {
+			if m.Model != "" && !m.Sidechain {
+				v.Model = m.Model
+			}
+			v.Messages = append(v.Messages, *m)
+		}
+		return nil
+	})
+	if err != nil {
+		return v, fmt.Errorf("read %s: %w", path, err)
+	}
+	v.ID = st.SessionID
+	return v, nil
+}
+
+// loadSession reads a session from the ledger.
+func (e *Engine) loadSession(ctx context.Context, id string) (SessionView, error) {
+	st, sess, err := e.Session(ctx, id)
+	if err != nil {
+		if notFound(err) {
+			if _, serr := os.Stat(id); errors.Is(serr, fs.ErrNotExist) {
+				return SessionView{}, fmt.Errorf("no session or transcript file %q: %w", id, store.ErrNotFound)
+			}
+		}
+		return SessionView{}, err
+	}
+	msgs, err := st.Messages(ctx, sess.ID, 0)
+	if err != nil {
+		return SessionView{}, err
+	}
+	v := SessionView{ID: sess.ID, Model: sess.Model, ContextWindow: sess.ContextWindow, Messages: msgs, Usage: codexUsage(sess)}
+	for i := len(msgs) - 1; i >= 0 && v.Model == ""; i-- {
+		if !msgs[i].Sidechain {
+			v.Model = msgs[i].Model
+		}
+	}
+	return v, nil
+}

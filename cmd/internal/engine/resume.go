@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/handoff/gitrepo"
+	"github.com/agentledger/ledger/store"
+)
+
+// MaxHookContext is the most additionalContext Claude Code injects whole:
+// anything longer is cut to a 2 KB preview.
+const MaxHookContext = 10_000
+
+// resumeMessages is how many of a session's latest messages a handoff is
+// extracted from when none was written.
+const resumeMessages = 2000
+
+// ResumeRequest says whose resume context to build, and how big.
+type ResumeRequest struct {
+	// Session is a session id or unique prefix; "" for the latest session
+	// of Project.
+	Session string
+	// Project is a folder: its git checkout, every worktree of the same
+	// repository, counts as the project. Used when Session is "".
+	Project string
+	// Exclude leaves one session out of the project's (the one asking).
+	Exclude string
+	// Budget is in tokens (at least handoff.MinBudget); MaxChars, when > 0,
+	// caps the characters too.
+	Budget, MaxChars int
+}
+
+// Resume is a session's resume context.
+type Resume struct {
+	Session   store.Session
+	Markdown  string
+	Tokens    int
+	HandoffID *int64 // nil when the handoff was extracted now
+}
+
+// Resume assembles what a fresh session needs to carry on: the session's
+// latest handoff (or one extracted now from its latest messages), its
+// compactions, its latest requests, and what moved in the project since
+// the handoff.
+func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return Resume{}, err
+	}
+	sess, err := e.resumeSession(ctx, req)
+	if err != nil {
+		return Resume{}, err
+	}
+	in := handoff.ResumeInput{Session: sess.ID, Source: sess.Source, Project: sess.Project, Branch: sess.GitBranch}
+	res := Resume{Session: sess}
+	h, err := st.LatestHandoff(ctx, sess.ID)
+	switch {
+	case err == nil:
+		if in.Handoff, err = h.Doc(); err != nil {
+			return res, err
+		}
+		res.HandoffID = &h.ID
+		in.Stale = staleness(sess.Project, in.Handoff)
+	case notFound(err):
+		msgs, err := st.Messages(ctx, sess.ID, resumeMessages)
+		if err != nil {
+			return res, err
+		}
+		in.Handoff = handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
+			Branch: sess.GitBranch, Compactions: int(sess.Compactions)})
+		in.Extracted = true
+	default:
+		return res, err
+	}
+	reqs, err := st.RecentUserMessages(ctx, sess.ID, 20)
+	if err != nil {
+		return res, err
+	}
+	in.Requests = handoff.UserRequests(reqs, 3)
+	cs, err := st.Compactions(ctx, store.CompactionFilter{SessionID: sess.ID})
+	if err != nil {
+		return res, err
+	}
+	for _, c := range cs {
+		in.Compactions = append(in.Compactions, handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source})
+	}
+	res.Markdown = fitResume(in, req.Budget, req.MaxChars)
+	res.Tokens = compact.DefaultEstimator().Tokens(res.Markdown)
+	return res, nil
+}
+
+// fitResume renders the resume context within budget tokens and, when
+// maxChars > 0, within that many characters.
+func fitResume(in handoff.ResumeInput, budget, maxChars int) string {
+	count := compact.DefaultEstimator().Tokens
+	md := handoff.Resume(in, budget, count)
+	for maxChars > 0 && utf8.RuneCountInString(md) > maxChars && budget > handoff.MinBudget {
+		// Tokens and characters do not convert exactly: shrink the budget
+		// in proportion, a little more each round.
+		budget = max(budget*maxChars/utf8.RuneCountInString(md)-20, handoff.MinBudget)
+		md = handoff.Resume(in, budget, count)
+	}
+	return md
+}
+
+func (e *Engine) resumeSession(ctx context.Context, req ResumeRequest) (store.Session, error) {
+	if req.Session != "" {
+		_, sess, err := e.Session(ctx, req.Session)
+		return sess, err
+	}
+	return e.LatestProjectSession(ctx, req.Project, req.Exclude)
+}
+
+// LatestProjectSession is the project's session with the newest activity,
+// leaving out exclude. A project in a git checkout is the whole repository:
+// every worktree of it, wherever in it the session was started.
+func (e *Engine) LatestProjectSession(ctx context.Context, dir, exclude string) (store.Session, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return store.Session{}, err
+	}
+	dir = AbsPath(dir)
+	f := store.SessionFilter{Project: dir, Exclude: exclude, Limit: 1}
+	if g, ok := gitrepo.Read(dir); ok {
+		f.Project = g.Root
+		f.Projects = gitrepo.Worktrees(g.CommonDir)
+	}
+	list, err := st.Sessions(ctx, f)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if len(list) == 0 {
+		return store.Session{}, fmt.Errorf("no session of project %s in the ledger (ingest its transcripts first): %w", dir, store.ErrNotFound)
+	}
+	return list[0], nil
+}
+
+// staleness says what moved in the project since the handoff was written:
+// the branch, HEAD, and modified files changed on disk (or gone).
+func staleness(project string, d handoff.Doc) []string {
+	if project == "" {
+		return nil
+	}
+	var out []string
+	if g, ok := gitrepo.Read(project); ok {
+		if d.Branch != "" && g.Branch != "" && g.Branch != d.Branch {
+			out = append(out, fmt.Sprintf("the branch is now %s (the handoff was written on %s)", g.Branch, d.Branch))
+		}
+		if d.Head != "" && g.Head != "" && g.Head != d.Head {
+			out = append(out, fmt.Sprintf("HEAD moved from %s to %s", gitrepo.ShortHash(d.Head), gitrepo.ShortHash(g.Head)))
+		}
+	}
+	var changed, gone []string
+	for _, f := range d.FilesModified {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(project, p)
+		}
+		rel := f
+		if r, err := filepath.Rel(project, p); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			gone = append(gone, rel)
+		// created_at has one-second precision: compare at that precision,
+		// or an edit made earlier in the handoff's own second looks newer.
+		case err == nil && fi.ModTime().Truncate(time.Second).After(d.CreatedAt):
+			changed = append(changed, rel)
+		}
+	}
+	if len(changed) > 0 {
+		out = append(out, "changed on disk since: "+strings.Join(changed, ", "))
+	}
+	if len(gone) > 0 && len(gone) < len(d.FilesModified) {
+		// all gone means the project is elsewhere, not that the files went
+		out = append(out, "no longer on disk: "+strings.Join(gone, ", "))
+	}
+	return out
+}

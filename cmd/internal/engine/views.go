@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/store"
+)
+
+// The JSON documents of CONTRACT.md that more than one front door serves:
+// the command line prints them with --json; the MCP server and the web view
+// return the same shapes.
+
+// Time is a time that marshals as RFC 3339 UTC, or null when zero.
+type Time time.Time
+
+// MarshalJSON writes t as RFC 3339 UTC, or null.
+func (t Time) MarshalJSON() ([]byte, error) {
+	tt := time.Time(t)
+	if tt.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(tt.UTC().Format(time.RFC3339))
+}
+
+// SessionRow is one element of `ledger sessions --json`.
+type SessionRow struct {
+	ID          string `json:"id"`
+	Source      string `json:"source"`
+	Project     string `json:"project"`
+	Title       string `json:"title"`
+	StartedAt   Time   `json:"started_at"`
+	LastAt      Time   `json:"last_at"`
+	Messages    int64  `json:"messages"`
+	Compactions int64  `json:"compactions"`
+}
+
+// SessionRows is a session listing as the contract shows it.
+func SessionRows(list []store.Session) []SessionRow {
+	out := make([]SessionRow, 0, len(list))
+	for _, x := range list {
+		out = append(out, SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
+			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
+			Messages: x.Messages, Compactions: x.Compactions})
+	}
+	return out
+}
+
+// Hit is one element of `ledger search --json`: its snippet plain.
+type Hit struct {
+	Session string  `json:"session"`
+	Kind    string  `json:"kind"`
+	ID      int64   `json:"id"`
+	At      Time    `json:"at"`
+	Role    string  `json:"role"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
+}
+
+// Hits is a search's hits as the contract shows them.
+func Hits(hits []store.Hit) []Hit {
+	out := make([]Hit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, Hit{Session: h.SessionID, Kind: h.Kind, ID: h.ID, At: Time(h.At), Role: h.Role,
+			Snippet: Unmark(h.Snippet, "", ""), Score: h.Score})
+	}
+	return out
+}
+
+// Unmark replaces the store's highlight markers in a snippet.
+func Unmark(s, start, end string) string {
+	return strings.NewReplacer(store.MarkStart, start, store.MarkEnd, end).Replace(s)
+}
+
+// SearchRequest is a search as a front door takes it: the query text and
+// filters, a session as an id or prefix, a project as any folder.
+type SearchRequest struct {
+	store.SearchOptions
+	Text    string // the query, in the language of store.ParseQuery
+	Session string
+}
+
+// Search runs a full-text search, best first.
+func (e *Engine) Search(ctx context.Context, req SearchRequest) (store.SearchResult, error) {
+	o := req.SearchOptions
+	o.Query = store.ParseQuery(req.Text)
+	if o.Project != "" {
+		o.Project = AbsPath(o.Project)
+	}
+	var err error
+	if o.SessionID, err = e.OptionalSessionID(ctx, req.Session); err != nil {
+		return store.SearchResult{}, err
+	}
+	st, err := e.Store(ctx)
+	if err != nil {
+		return store.SearchResult{}, err
+	}
+	return st.Search(ctx, o)
+}
+
+// AuditRow is one element of `ledger audit --json`.
+type AuditRow struct {
+	Session       string `json:"session"`
+	At            Time   `json:"at"`
+	Trigger       string `json:"trigger"`
+	PreTokens     *int64 `json:"pre_tokens"`
+	PostTokens    *int64 `json:"post_tokens"`
+	Source        string `json:"source"`
+	HandoffID     *int64 `json:"handoff_id"`
+	SummaryTokens int    `json:"summary_tokens"`
+	ToolCalls     int64  `json:"tool_calls"`
+}
+
+// Audit is the compaction history, oldest first: every session's, or one
+// (an id or prefix), at or after since.
+func (e *Engine) Audit(ctx context.Context, sessionArg string, since time.Time) ([]AuditRow, error) {
+	f := store.CompactionFilter{Since: since}
+	var err error
+	if f.SessionID, err = e.OptionalSessionID(ctx, sessionArg); err != nil {
+		return nil, err
+	}
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := st.Compactions(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	count := compact.DefaultEstimator().Tokens
+	rows := make([]AuditRow, 0, len(list))
+	for _, c := range list {
+		rows = append(rows, AuditRow{Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger,
+			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
+			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid),
+			SummaryTokens: count(c.Summary), ToolCalls: c.ToolCalls})
+	}
+	return rows, nil
+}
+
+func nullInt(v int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// Median of xs, and false for none; an even count averages the middle two.
+func Median(xs []int64) (int64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2], true
+	}
+	return (s[n/2-1] + s[n/2]) / 2, true
+}
+
+// ResumeDoc is `ledger resume --format json`.
+type ResumeDoc struct {
+	Session   string `json:"session"`
+	HandoffID *int64 `json:"handoff_id"`
+	Tokens    int    `json:"tokens"`
+	Markdown  string `json:"markdown"`
+}
+
+// Doc is the resume context as `ledger resume --format json` prints it.
+func (r Resume) Doc() ResumeDoc {
+	return ResumeDoc{Session: r.Session.ID, HandoffID: r.HandoffID, Tokens: r.Tokens, Markdown: r.Markdown}
+}
+
+// Accuracy is `ledger meter --accuracy --json`: the estimator against the
+// real usage of every API response in a session.
+type Accuracy struct {
+	Messages                int     `json:"messages"`
+	MedianAbsError          float64 `json:"median_abs_error"`
+	P90AbsError             float64 `json:"p90_abs_error"`
+	BaselineMedianAbsError  float64 `json:"baseline_median_abs_error"`
+	BaselineP90AbsError     float64 `json:"baseline_p90_abs_error"`
+	SkippedThinkingMessages int     `json:"skipped_thinking"`
+	SkippedPartialMessages  int     `json:"skipped_partial"`
+}
+
+// MeterAccuracy measures the token estimator against a session's real
+// usage: target is a transcript file, else a session id or prefix.
+func (e *Engine) MeterAccuracy(ctx context.Context, target string) (Accuracy, error) {
+	v, err := e.View(ctx, target)
+	if err != nil {
+		return Accuracy{}, err
+	}
+	a := compact.MeasureAccuracy(v.Messages, nil)
+	return Accuracy{Messages: a.Messages, MedianAbsError: a.MedianAbsError, P90AbsError: a.P90AbsError,
+		BaselineMedianAbsError: a.BaselineMedianAbsError, BaselineP90AbsError: a.BaselineP90AbsError,
+		SkippedThinkingMessages: a.SkippedThinking, SkippedPartialMessages: a.SkippedPartial}, nil
+}
+
+// Doctor runs the database's integrity checks, after rebuilding the
+// full-text indexes when rebuild is set.
+func (e *Engine) Doctor(ctx context.Context, rebuild bool) (store.Health, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return store.Health{}, err
+	}
+	if rebuild {
+		if err := st.RebuildFTS(ctx); err != nil {
+			return store.Health{}, err
+		}
+	}
+	h, err := st.Check(ctx)
+	h.Rebuilt = rebuild
+	return h, err
+}
+
+// Versions is `ledger version --json` but for the binary's own version,
+// which the front door knows.
+type Versions struct {
+	Version       string `json:"version"`
+	SchemaVersion int64  `json:"schema_version"`
+	SQLiteVersion string `json:"sqlite_version"`
+}
+
+// Versions reads the database's schema version and SQLite's.
+func (e *Engine) Versions(ctx context.Context, version string) (Versions, error) {
+	v := Versions{Version: version}
+	st, err := e.Store(ctx)
+	if err != nil {
+		return v, err
+	}
+	if v.SchemaVersion, err = st.SchemaVersion(ctx); err != nil {
+		return v, err
+	}
+	v.SQLiteVersion, err = st.SQLiteVersion(ctx)
+	return v, err
+}
