@@ -29,6 +29,10 @@ type decision struct {
 	seq     int
 	words   map[string]bool
 	setting bool // from a settings file, not from prose
+	// about is the failure the sentence reacts to (its message index; -1
+	// none) when it only diagnoses it: once that failure is fixed, the
+	// diagnosis is stale.
+	about int
 }
 
 // Scores of the explicit kinds: always kept, before inferred ones.
@@ -64,6 +68,8 @@ var decisionCues = []struct {
 
 var (
 	reNarration = regexp.MustCompile(`(?i)^(?:let me|now let me|let's|now let's|i'll|i will|now i'll|first,|next,|good|great|perfect|excellent|awesome|all (?:\d+ )?tests|done|ok|okay|now the|now add|now update|now run|looking at|checking|reading|here'?s|i have|i've|i can see|i see|the (?:file|test|tests|build) (?:is|are|has|passed|pass))\b`)
+	// reRemedy marks a sentence that says what to do, not only what broke.
+	reRemedy = regexp.MustCompile(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
 	reAction    = regexp.MustCompile(`(?i)^(?:let me|let's|i'll|i will|i need to|we need to|so i|so we|instead|use |switch|fix(?:ed)? (?:it|this|that) by)`)
 	reHow       = regexp.MustCompile(`(?i)\b(?:by|with|instead|to be|via|as an?|using|rather)\b`)
 	reTransient = regexp.MustCompile(`(?i)\b(?:yet|anymore|for now|at the moment|right now)\b`)
@@ -119,18 +125,35 @@ func (d *decisionSet) add(text string, score, seq int) {
 	words := wordSet(text)
 	for i, o := range d.list {
 		if similar(words, o.words) {
-			// The same point made again: keep the newer wording, the higher score.
+			// The same point made again: keep the newer wording, the higher
+			// score, and move it last so the caller can annotate it.
+			// It keeps its place in the order things were said.
 			if score >= o.score || seq > o.seq {
-				d.list[i] = decision{text: text, score: max(score, o.score), seq: seq, words: words}
+				o = decision{text: text, score: max(score, o.score), seq: o.seq, words: words, about: o.about}
 			}
+			d.list = append(append(d.list[:i:i], d.list[i+1:]...), o)
 			return
 		}
 	}
-	d.list = append(d.list, decision{text: text, score: score, seq: seq, words: words})
+	d.list = append(d.list, decision{text: text, score: score, seq: seq, words: words, about: -1})
 }
 
-// prose reads the agent's text for decisions it established.
-func (d *decisionSet) prose(text string, seq int, afterFailure bool) {
+// forgetFixed drops diagnoses of failures that are fixed since: they read
+// as if the failure were still there.
+func (d *decisionSet) forgetFixed(open func(seq int) bool) {
+	kept := d.list[:0]
+	for _, x := range d.list {
+		if x.about < 0 || open(x.about) {
+			kept = append(kept, x)
+		}
+	}
+	d.list = kept
+}
+
+// prose reads the agent's text for decisions it established. failure is
+// the message index of the failure it reacts to, -1 when it does not.
+func (d *decisionSet) prose(text string, seq int, failure int) {
+	afterFailure := failure >= 0
 	for _, p := range paragraphs(text) {
 		sentences := splitSentences(p.text)
 		for i := 0; i < len(sentences); i++ {
@@ -154,6 +177,11 @@ func (d *decisionSet) prose(text string, seq int, afterFailure bool) {
 			}
 			if score >= minInferred {
 				d.add(strings.TrimSuffix(s, ":"), score, seq)
+				if afterFailure && !reRemedy.MatchString(s) {
+					d.list[len(d.list)-1].about = failure
+				} else {
+					d.list[len(d.list)-1].about = -1
+				}
 			}
 		}
 	}

@@ -78,6 +78,16 @@ func samePaths(a, b scope) bool {
 	return true
 }
 
+// isOpen tells whether the failure at message index seq is still open.
+func (e *errorTracker) isOpen(seq int) bool {
+	for _, f := range e.open {
+		if f.seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
 // texts lists the open errors' lines, oldest first.
 func (e *errorTracker) texts() []string {
 	var out []string
@@ -88,9 +98,13 @@ func (e *errorTracker) texts() []string {
 }
 
 // errorText is the line an error gets: what ran, then what failed.
-func errorText(label, output string, test bool) string {
+func errorText(label, output string, test bool, sc scope) string {
+	dir := ""
+	if len(sc.paths) == 1 && !strings.Contains(sc.paths[0], "...") && !reExt.MatchString(sc.paths[0]) {
+		dir = sc.paths[0]
+	}
 	msg := label + " failed"
-	if detail := describeFailure(output, test); detail != "" {
+	if detail := describeFailure(output, test, dir); detail != "" {
 		msg = label + ": " + detail
 	}
 	return shorten(oneLine(msg), maxError)

@@ -111,7 +111,7 @@ func TestDescribeFailure(t *testing.T) {
 		{"go build", "# example.com/auth\n./session.go:12:2: undefined: clock\n./session.go:30:9: too many return values\n",
 			false, "./session.go:12:2: undefined: clock, ./session.go:30:9: too many return values"},
 		{"pytest", "F.\n=================================== FAILURES ===================================\n_________________ test_total _________________\n\n    def test_total():\n>       assert total([1, 2]) == 4\nE       assert 3 == 4\n\ntests/test_cart.py:8: AssertionError\n=========================== short test summary info ============================\nFAILED tests/test_cart.py::test_total - assert 3 == 4\n========================= 1 failed, 1 passed in 0.03s ==========================",
-			true, "test_total (tests/test_cart.py) — assert 3 == 4"},
+			true, "test_total (tests/test_cart.py:8) — assert 3 == 4"},
 		{"jest", "FAIL src/cart.test.ts\n  ● Cart › adds line totals\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 4\n    Received: 3\n\n      at Object.<anonymous> (src/cart.test.ts:12:23)\n\nTests:       1 failed, 3 passed, 4 total",
 			true, "Cart › adds line totals (src/cart.test.ts:12:23) — expect(received).toBe(expected) // Object.is equality"},
 		{"vitest", " FAIL  src/cart.test.ts > Cart > adds line totals\nAssertionError: expected 3 to be 4 // Object.is equality\n ❯ src/cart.test.ts:12:23\n\n Test Files  1 failed (1)\n      Tests  1 failed | 3 passed (4)",
@@ -138,7 +138,7 @@ func TestDescribeFailure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.runner, func(t *testing.T) {
-			got := describeFailure(tc.out, tc.test)
+			got := describeFailure(tc.out, tc.test, "")
 			if got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
@@ -153,7 +153,7 @@ func TestErrorNamesTheFailingTest(t *testing.T) {
 	msgs := conversation{}.call("Bash", "1", bash("go test ./internal/auth/ -run TestExpiry 2>&1 | tail -20")).
 		result("1", "Exit code 1\n--- FAIL: TestExpiry (0.00s)\n    session_test.go:42: expired = false, want true\nFAIL\nFAIL\texample.com/auth\t0.012s", true)
 	d := Extract(msgs, ExtractOptions{Project: "/p"})
-	want := []string{"`go test ./internal/auth/ -run TestExpiry`: TestExpiry (session_test.go:42) — expired = false, want true"}
+	want := []string{"`go test ./internal/auth/ -run TestExpiry`: TestExpiry (internal/auth/session_test.go:42) — expired = false, want true"}
 	if !reflect.DeepEqual(d.Errors, want) {
 		t.Errorf("Errors = %q, want %q", d.Errors, want)
 	}

@@ -56,6 +56,10 @@ type WorkTree struct {
 	Committed []string
 }
 
+// maxCallsAfterWords is how many tool calls may follow the agent's last
+// words before they no longer say what it was about to do.
+const maxCallsAfterWords = 3
+
 // Limits on what one extracted item may hold. The JSON keeps items whole
 // up to these; the Markdown shortens them further under budget pressure.
 const (
@@ -98,6 +102,10 @@ type use struct {
 	label   string // names the call in an error message
 	desc    string // the agent's description of a shell call
 	main    bool   // called from the main conversation, not a subagent
+	seq     int    // message index of the call
+	// prevAction is what the agent was doing before this call, for when
+	// the call is refused and never runs.
+	prevAction string
 }
 
 // background is a shell command still running, by the id its runner gave.
@@ -114,8 +122,9 @@ type extractor struct {
 	errs     errorTracker
 	decision decisionSet
 
-	tests     []TestRun
-	testIndex map[string]int
+	tests      []TestRun
+	testScopes []scope // what each test command ran
+	testIndex  map[string]int
 
 	pending map[string]use
 	bg      map[string]background
@@ -127,15 +136,20 @@ type extractor struct {
 	seenNote  map[string]bool
 	lastWords string
 	lastProse string // the agent's latest text, whole
-	lastText  int    // message index of the agent's latest prose
-	plan      string
+	lastText  int    // message index of the agent's latest prose (-1: none)
+	// callsAfterProse and changesAfterProse count what the agent did since
+	// its latest prose: its words are stale when it went on working.
+	callsAfterProse, changesAfterProse int
+	plan        string
+	tasksAtPlan int // tracker items when the plan was approved
 
 	runs     []shellRun // commands that succeeded
 	changes  []int      // message indexes of file changes
 	commits  []int      // message indexes of successful commits
 	stageAll bool       // `git add -A` ran since the last commit
+	newDirs  map[string]bool
 
-	lastFailure int    // message index of the latest failure (-1: none)
+	lastFailure int // message index of the latest failure (-1: none)
 	lastAction  string // what the agent was doing at the cut
 	lastTime    time.Time
 	sessionID   string
@@ -150,9 +164,9 @@ func newExtractor(opts ExtractOptions) *extractor {
 		opts: opts, project: project,
 		files: newFileTracker(), tracker: newTracker(),
 		testIndex: map[string]int{},
-		pending:   map[string]use{}, bg: map[string]background{},
+		pending:   map[string]use{}, bg: map[string]background{}, newDirs: map[string]bool{},
 		seenBlk: map[string]bool{}, seenNote: map[string]bool{},
-		lastFailure: -1,
+		lastFailure: -1, lastText: -1,
 	}
 	if opts.Branch != "" {
 		x.files.gitSeen = true
@@ -222,10 +236,14 @@ func (x *extractor) request(req string) {
 // established, and its last words.
 func (x *extractor) agentProse(text string) {
 	x.markedLines(text)
-	afterFailure := x.lastFailure >= 0 && x.seq-x.lastFailure <= 4
-	x.decision.prose(text, x.seq, afterFailure)
+	failure := -1
+	if x.lastFailure >= 0 && x.seq-x.lastFailure <= 4 {
+		failure = x.lastFailure
+	}
+	x.decision.prose(text, x.seq, failure)
 	if w := lastWordsOf(text); w != "" {
 		x.lastWords, x.lastText, x.lastProse = w, x.seq, text
+		x.callsAfterProse, x.changesAfterProse = 0, 0
 	}
 }
 
@@ -239,7 +257,10 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true}
 
 func (x *extractor) toolUse(id string, b compact.Block, main bool) {
-	u := use{name: b.ToolName, main: main}
+	u := use{name: b.ToolName, main: main, seq: x.seq, prevAction: x.lastAction}
+	if main {
+		x.callsAfterProse++
+	}
 	in := decodeInput(b.Input)
 	u.input = in
 	switch b.ToolName {
@@ -247,6 +268,9 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 		p := in.str("file_path")
 		if b.ToolName == "NotebookEdit" && in.str("notebook_path") != "" {
 			p = in.str("notebook_path")
+		}
+		if agentFile(p) {
+			break // the agent's own plan or memory, not the project's work
 		}
 		if p != "" {
 			u.files = []string{x.resolve(p)}
@@ -314,6 +338,13 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 	x.pending[id] = u
 }
 
+// agentFile tells the agent's own files (Claude Code's plans and todos,
+// Codex's memories) from the work's.
+func agentFile(p string) bool {
+	return strings.Contains(p, "/.claude/plans/") || strings.Contains(p, "/.claude/todos/") ||
+		strings.Contains(p, "/.codex/")
+}
+
 // patchUse reads an apply_patch patch: the files it adds, updates, moves
 // and deletes.
 func (x *extractor) patchUse(u *use, patch string) {
@@ -350,8 +381,14 @@ func (x *extractor) toolResult(b compact.Block) {
 	delete(x.pending, b.ToolID)
 	if rejected(b.Text) {
 		x.files.settle(u.files, true, "", x.seq)
+		x.lastAction = u.prevAction // it never ran
+		if x.lastText >= 0 && x.lastText >= u.seq-1 {
+			x.lastWords = "" // they announced what the user refused
+		}
 		if fb := rejectFeedback(b.Text); fb != "" && u.main {
-			x.request(shortenMiddle(fb, maxRequest))
+			fb = shortenMiddle(fb, maxRequest)
+			x.request(fb)
+			x.decision.add("user: "+shorten(oneLine(fb), 240), scoreCorrection, x.seq)
 		}
 		return
 	}
@@ -369,6 +406,7 @@ func (x *extractor) toolResult(b compact.Block) {
 	case "ExitPlanMode":
 		if !b.IsError && strings.Contains(b.Text, "approved") {
 			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
+			x.tasksAtPlan = x.tracker.count()
 		}
 		return
 	}
@@ -423,6 +461,7 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 		x.files.move(mv[0], mv[1], x.seq)
 	}
 	x.changes = append(x.changes, x.seq)
+	x.changesAfterProse++
 	if len(u.files) == 1 && u.main && u.set != nil {
 		x.settings.apply(u.files[0], *u.set, x.seq)
 	}
@@ -450,6 +489,14 @@ func (x *extractor) shellDone(u use, isError bool, o outcome) {
 			status = TestFailed
 		}
 		x.testStatus(u.cmd, status)
+		if !failed {
+			// A broader run that passed speaks for the narrower ones.
+			for i, t := range x.tests {
+				if t.Status == TestFailed && u.shell.scope.covers(x.testScopes[i]) {
+					x.tests[i].Status = TestPassed
+				}
+			}
+		}
 	}
 	if !failed {
 		x.shellSucceeded(u, o.text)
@@ -468,6 +515,7 @@ func (x *extractor) shellSucceeded(u use, output string) {
 	x.shellFiles(u.raw, x.seq)
 	if len(x.files.order) != before || x.fileChangeCount() != changedBefore {
 		x.changes = append(x.changes, x.seq)
+		x.changesAfterProse++
 	}
 	for _, p := range parseShell(u.raw) {
 		for _, words := range p {
@@ -560,6 +608,7 @@ func (x *extractor) testStatus(cmd, status string) {
 	}
 	x.testIndex[cmd] = len(x.tests)
 	x.tests = append(x.tests, TestRun{Command: cmd, Status: status})
+	x.testScopes = append(x.testScopes, analyzeShell(cmd).scope)
 }
 
 // settle records a failure of a call, or resolves what its success fixed.
@@ -581,7 +630,7 @@ func (x *extractor) settle(u use, failed bool, text string, test bool) {
 		sc = scope{}
 	}
 	x.errs.fail(failure{key: u.errKey, scope: sc, desc: u.desc, core: core, seq: x.seq,
-		text: errorText(u.label, text, test)})
+		text: errorText(u.label, text, test, sc)})
 }
 
 // markedLines picks decision:, blocker: / blocked by and next: lines out of
@@ -695,6 +744,7 @@ func (x *extractor) finish() Doc {
 		d.FilesModified = append(d.FilesModified, f.Path)
 	}
 	x.settingsDecisions()
+	x.decision.forgetFixed(x.errs.isOpen)
 	d.Decisions = x.decision.result()
 	// What the agent said blocks it counts when it is the last thing it
 	// said: earlier ones may have been lifted since.
@@ -707,6 +757,9 @@ func (x *extractor) finish() Doc {
 	}
 	d.Blockers = x.blockers
 	d.Errors = x.errs.texts()
+	if x.callsAfterProse > maxCallsAfterWords || x.changesAfterProse > 0 {
+		x.lastWords = "" // the agent went on working after saying them
+	}
 	d.LastWords = x.lastWords
 	d.NextSteps = x.nextSteps(d.Tasks)
 	d.Context = x.contextLine(d.Tasks)
@@ -724,7 +777,7 @@ func (x *extractor) settingsDecisions() {
 		}
 		if s := x.settings.summary(p, x.rel(p)); s != "" {
 			x.decision.list = append(x.decision.list, decision{text: shorten(s, maxItem), score: scoreSetting,
-				seq: x.settings.seq[p], words: wordSet(s), setting: true})
+				seq: x.settings.seq[p], words: wordSet(s), setting: true, about: -1})
 			kept++
 		}
 	}
@@ -778,7 +831,12 @@ func (x *extractor) contextLine(tasks []Task) string {
 	}
 	for _, t := range tasks {
 		if t.Status == TaskInProgress && !x.tracker.hasChildren(t.ID) {
-			stop = strings.TrimSpace(stop + " (" + firstNonEmpty(t.ID, shorten(t.Subject, 60)) + " in progress)")
+			name := shorten(t.Subject, 60)
+			if t.ID != "" {
+				name = strings.TrimSuffix(taskLine(Task{ID: t.ID, Status: t.Status}), "")
+				name = strings.TrimPrefix(name, "["+taskLabels[t.Status]+"] ")
+			}
+			stop = strings.TrimSpace(stop + " (" + name + " in progress)")
 			break
 		}
 	}

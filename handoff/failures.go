@@ -54,7 +54,7 @@ var (
 	reCredoIssue    = regexp.MustCompile(`^\[[A-Z]\] [↗→↘↑↓] (.+)$`)
 	reCredoLoc      = regexp.MustCompile(`^(\S+\.exs?:\d+(?::\d+)?)`)
 	reLocated       = regexp.MustCompile(`^(?:\*\* \(\w+\) )?(\S+\.\w{1,5}):(\d+)(?::(\d+))?:? (.+)$`)
-	reCheckMarker   = regexp.MustCompile(`^\[([A-Z][A-Z0-9_ -]{1,30})\]$`)
+	reCheckMarker   = regexp.MustCompile(`^\[([A-Z][A-Z0-9_ -]{1,30})\](?:\s+(.+))?$`)
 	reErrorWords    = regexp.MustCompile(`(?i)error|fatal|fail|denied|not found|no such|cannot|can't|unable|invalid|panic|exception|refused|timed? ?out|never match`)
 	reSummaryCount  = regexp.MustCompile(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
 	reSummaryField  = regexp.MustCompile(`(?i)\b(?:failures|errors|failed): *[1-9]`)
@@ -96,7 +96,10 @@ func failureLines(text string) []string {
 // describeFailure sums up a failed tool's output in one line: the first
 // line that says it failed, the checks a wrapper names ([DIALYZER]), then
 // the failing tests or errors with their places and the first message.
-func describeFailure(text string, test bool) string {
+//
+// dir is the folder the command ran its tests in, when it names exactly
+// one: go test prints bare file names, which it makes whole.
+func describeFailure(text string, test bool, dir string) string {
 	lines := failureLines(text)
 	if len(lines) == 0 {
 		return ""
@@ -107,8 +110,17 @@ func describeFailure(text string, test bool) string {
 			break
 		}
 	}
+	for i, it := range items {
+		if dir != "" && it.name != "" && it.loc != "" && !strings.Contains(it.loc, "/") && strings.Contains(it.loc, "_test.go:") {
+			items[i].loc = dir + "/" + it.loc
+		}
+	}
 	if len(items) == 0 {
-		return headlineOf(lines, test)
+		h := headlineOf(lines, test)
+		if checks := checkMarkers(lines); checks != "" && !strings.Contains(h, checks) {
+			h = strings.TrimSuffix(h, ":") + ": " + checks
+		}
+		return h
 	}
 	var b strings.Builder
 	if h := contextLine(lines, items); h != "" {
@@ -197,9 +209,14 @@ func headlineOf(lines []string, test bool) string {
 // prints before each check's output.
 func checkMarkers(lines []string) string {
 	var out []string
+	seen := map[string]bool{}
 	for _, l := range lines {
 		if m := reCheckMarker.FindStringSubmatch(l); m != nil {
-			out = appendUnique(out, map[string]bool{}, "["+m[1]+"]")
+			s := "[" + m[1] + "]"
+			if m[2] != "" {
+				s += " " + m[2] // "[GOFMT] x.go is not gofmt-formatted."
+			}
+			out = appendUnique(out, seen, s)
 		}
 	}
 	return strings.Join(out, " ")
@@ -251,11 +268,44 @@ func pytestFailures(lines []string) []failedItem {
 			loc := ""
 			if file, test, ok := strings.Cut(name, "::"); ok {
 				name, loc = test, file
+				if line := pytestLine(lines, file, test); line != "" {
+					loc += ":" + line
+				}
 			}
 			out = append(out, failedItem{name: name, loc: loc, msg: m[2]})
 		}
 	}
 	return out
+}
+
+var (
+	rePytestSection = regexp.MustCompile(`^_{3,} (\S+) _{3,}$`)
+	rePytestWhere   = regexp.MustCompile(`^(\S+\.py):(\d+): `)
+)
+
+// pytestLine finds where a test failed: the "file:line: Error" line of its
+// section of the traceback, else the first one of its file.
+func pytestLine(lines []string, file, test string) string {
+	base := test
+	if i := strings.IndexByte(base, '['); i > 0 {
+		base = base[:i]
+	}
+	in, first := false, ""
+	for _, l := range lines {
+		if m := rePytestSection.FindStringSubmatch(l); m != nil {
+			in = strings.TrimSuffix(strings.SplitN(m[1], "[", 2)[0], "") == base || m[1] == test
+			continue
+		}
+		if m := rePytestWhere.FindStringSubmatch(l); m != nil && (m[1] == file || strings.HasSuffix(file, "/"+m[1])) {
+			if in {
+				return m[2]
+			}
+			if first == "" {
+				first = m[2]
+			}
+		}
+	}
+	return first
 }
 
 func jestFailures(lines []string) []failedItem {
@@ -293,14 +343,16 @@ func vitestFailures(lines []string) []failedItem {
 		}
 		seen[m[2]] = true
 		it := failedItem{name: m[2], loc: m[1]}
-		for _, next := range lines[i+1 : min(i+20, len(lines))] {
+		for _, next := range lines[i+1 : min(i+30, len(lines))] {
 			if reVitestFail.MatchString(next) {
 				break
 			}
 			if it.msg == "" && reErrorWords.MatchString(next) {
 				it.msg = next
 			}
-			if loc := reVitestLoc.FindStringSubmatch(next); loc != nil {
+			// The test file's own frame, not a library's.
+			if loc := reVitestLoc.FindStringSubmatch(next); loc != nil && !strings.Contains(loc[1], "node_modules/") &&
+				strings.HasPrefix(loc[1], m[1]+":") {
 				it.loc = loc[1]
 				break
 			}

@@ -218,6 +218,12 @@ func (x *extractor) shellFiles(line string, seq int) {
 			base := path.Base(w[0])
 			args := operands(w)
 			switch {
+			case base == "mkdir":
+				for _, a := range args {
+					if p := resolve(a); p != "" {
+						x.newDirs[p] = true
+					}
+				}
 			case base == "cd" && len(args) == 1:
 				if d := strings.Trim(args[0], `"'`); isAbs(d) {
 					dir = path.Clean(d)
@@ -283,11 +289,17 @@ func (x *extractor) shellFiles(line string, seq int) {
 	}
 }
 
-// newOrModified is the status of a file written by the shell: new unless
-// the session knew it already.
+// newOrModified is the status of a file written by the shell: what the
+// session knew of it, new in a folder the session made, else modified (the
+// shell does not say whether it was there before).
 func (x *extractor) newOrModified(p string) string {
 	if fi, ok := x.files.files[p]; ok && fi.status != FileDeleted {
 		return fi.status
+	}
+	for d := path.Dir(p); d != "/" && d != "." && d != x.project; d = path.Dir(d) {
+		if x.newDirs[d] {
+			return FileAdded
+		}
 	}
 	return FileModified
 }

@@ -80,7 +80,9 @@ func goldenCases(t *testing.T) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() {
+		// Cases of compact messages; those written as transcripts have
+		// their own harness (transcript_golden_test.go).
+		if _, err := os.Stat(filepath.Join(goldenDir, e.Name(), "messages.json")); e.IsDir() && err == nil {
 			names = append(names, e.Name())
 		}
 	}
@@ -171,22 +173,21 @@ func TestGoldenSemantics(t *testing.T) {
 			p + "internal/ratelimit/bucket.go", p + "internal/server/server.go", p + "internal/config/config.go",
 			p + "docs/benchmarks.ipynb", p + "internal/server/middleware_test.go"}, false, false},
 		{"decisions: marked prose first", claude.Decisions[0], "a token bucket per API key, kept in memory (no Redis for now).", false, false},
-		{"tests: latest status of each command", claude.TestsRun, []TestRun{
-			{"go test ./...", TestPassed}, {"go test ./internal/server/ -run TestRateLimit", TestFailed},
+		{"tests: latest status of each command; a narrow run covered by a later broad one that passed is passed", claude.TestsRun, []TestRun{
+			{"go test ./...", TestPassed}, {"go test ./internal/server/ -run TestRateLimit", TestPassed},
 			{"go test -race ./...", TestPassed}}, false, false},
 		{"errors: unresolved lint; resolved edit and push, and the subagent's filtered test covered by the later go test -race ./..., left out",
 			claude.Errors, []string{
 				"`golangci-lint run ./...`: internal/server/middleware.go:14:2: ineffectual assignment to err (ineffassign)"}, false, false},
 		{"blockers", claude.Blockers, []string{
 			"the staging API keys are not in the vault yet, so limits cannot be checked end to end."}, false, false},
-		{"next steps: open todos of the latest list, what still fails, next: lines, the agent's last words; completed todos and summaries left out",
+		{"next steps: open todos of the latest list, what still fails, next: lines; completed todos, summaries and words that announced a refused edit left out",
 			claude.NextSteps, []string{"[in progress] Read limits from config", "[pending] Add middleware tests",
 				fixLabel + "`golangci-lint run ./...`: internal/server/middleware.go:14:2: ineffectual assignment to err (ineffassign)",
-				"document the 429 response in api/openapi.yaml",
-				lastWordsLabel + "“The refill rounds down; computing it from nanoseconds fixes it.”"}, false, false},
+				"document the 429 response in api/openapi.yaml"}, false, false},
 		{"tasks: done ones in the Tasks section", claude.Markdown, "## Tasks\n- [done] Add the ratelimit package (token bucket)\n", true, false},
-		{"context: where it stopped, then the figures", claude.Context,
-			"Stopped while editing internal/server/routes.go (Read limits from config in progress); 61,230 / 200,000 tokens (31%), claude-sonnet-4-5; compactions: 1", false, false},
+		{"context: where it stopped (not the edit the user refused), then the figures", claude.Context,
+			"Stopped while running `git push -u origin feat/rate-limit` (Read limits from config in progress); 61,230 / 200,000 tokens (31%), claude-sonnet-4-5; compactions: 1", false, false},
 		{"session from the messages", claude.Session, "c1a0de00-7b4e-4f2a-9d11-5e0c2a7f3b91", false, false},
 	}
 	codex := docs["codex-rollout"]

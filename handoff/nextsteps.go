@@ -84,8 +84,9 @@ func (x *extractor) nextSteps(tasks []Task) []string {
 			add(taskLine(t))
 		}
 	}
-	if x.plan != "" {
-		add(planLabel + shorten(oneLine(x.plan), 240))
+	if x.plan != "" && x.tracker.count() == x.tasksAtPlan {
+		// Once the plan became tracker items, they say what is left of it.
+		add(planLabel + planSummary(x.plan))
 	}
 	if open := x.errs.open; len(open) > 0 {
 		s := fixLabel + open[len(open)-1].text
@@ -113,6 +114,35 @@ func (x *extractor) nextSteps(tasks []Task) []string {
 }
 
 func quoteWords(s string) string { return "“" + s + "”" }
+
+// planSummary is a plan on one line: its title, then its items.
+func planSummary(plan string) string {
+	var title string
+	var items []string
+	for _, l := range strings.Split(plan, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+		case strings.HasPrefix(t, "#"):
+			if title == "" {
+				title = strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t, "# "), "Plan:"))
+			}
+		case reListMarker.MatchString(t):
+			items = append(items, strings.TrimSpace(undecorate(t)))
+		}
+	}
+	s := title
+	if len(items) > 0 {
+		if s != "" {
+			s += ": "
+		}
+		s += strings.Join(items, "; ")
+	}
+	if s == "" {
+		s = oneLine(plan)
+	}
+	return shorten(oneLine(s), 240)
+}
 
 // taskDetail says what is left of an item in progress, from its
 // description: its definition of done, and the files it names that the
@@ -198,6 +228,22 @@ func (x *extractor) touchedSince(p string, seq int) bool {
 	return false
 }
 
+// joinItems joins lines into one, a list's items with "; ".
+func joinItems(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			if strings.HasSuffix(lines[i-1], ":") || strings.HasSuffix(lines[i-1], ".") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
 var reMarked = regexp.MustCompile(`(?i)^(?:decision|next|next step|blocker):`)
 
 // unmarked is text without its marked lines (decision:, next:, blocker:),
@@ -239,7 +285,7 @@ func lastWordsOf(text string) string {
 			}
 		}
 		if len(b) > 0 {
-			return shorten(oneLine(strings.Join(b, " ")), maxLastWords)
+			return shorten(oneLine(joinItems(b)), maxLastWords)
 		}
 	}
 	paras := paragraphs(text)

@@ -11,8 +11,8 @@ func TestLastWords(t *testing.T) {
 		{"Done with the parser.\n\nNext I'll wire it into the importer and run the suite.",
 			"Next I'll wire it into the importer and run the suite."},
 		{"## Summary\n- ✅ Task 1 (shop-1)\n- ✅ Task 2 (shop-2)\n\n### Next Steps\nThe remaining tasks are:\n- shop-3: add coupons\n- shop-4: taxes\n\nThese are ready.",
-			"The remaining tasks are: shop-3: add coupons shop-4: taxes These are ready."},
-		{"**Remaining:**\n1. Update the CHANGELOG\n2. Tag the release", "Update the CHANGELOG Tag the release"},
+			"The remaining tasks are: shop-3: add coupons; shop-4: taxes; These are ready."},
+		{"**Remaining:**\n1. Update the CHANGELOG\n2. Tag the release", "Update the CHANGELOG; Tag the release"},
 		{"```go\nfmt.Println(1)\n```", ""},
 		{"Decision: use SQLite\nnext: ship it", ""},
 	}
@@ -61,7 +61,7 @@ func TestApprovedPlan(t *testing.T) {
 	if d.Plan != plan {
 		t.Errorf("Plan = %q", d.Plan)
 	}
-	if want := planLabel + "# Plan: add retries - Wrap the client in a retrying transport - Cap at 3 attempts"; !reflect.DeepEqual(d.NextSteps, []string{want}) {
+	if want := planLabel + "add retries: Wrap the client in a retrying transport; Cap at 3 attempts"; !reflect.DeepEqual(d.NextSteps, []string{want}) {
 		t.Errorf("NextSteps = %q", d.NextSteps)
 	}
 	rejected := conversation{}.call("ExitPlanMode", "1", map[string]any{"plan": plan}).

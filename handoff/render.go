@@ -180,18 +180,16 @@ func requestBase(d Doc) int {
 }
 
 // shownTasks are the tracker items the Tasks section lists: those done or
-// deleted (the next steps hold the open ones) and the items that group
-// others (an epic), whatever their state.
+// deleted, and the open ones the next steps do not hold (an epic, which
+// groups the others), whatever their state.
 func shownTasks(d Doc) []Task {
-	parents := map[string]bool{}
-	for _, t := range d.Tasks {
-		if t.Parent != "" {
-			parents[t.Parent] = true
-		}
+	inNext := map[string]bool{}
+	for _, s := range d.NextSteps {
+		inNext[s] = true
 	}
 	var out []Task
 	for _, t := range d.Tasks {
-		if !t.Open() || (t.ID != "" && parents[t.ID]) {
+		if !t.Open() || !inNext[taskLine(t)] {
 			out = append(out, t)
 		}
 	}

@@ -98,6 +98,8 @@ func rejectFeedback(text string) string {
 	return ""
 }
 
+var reSentenceStart = regexp.MustCompile(`[.!?]\s+\p{Lu}`)
+
 // shortenMiddle cuts s to at most max runes by dropping its middle: the
 // head says what is asked, the tail often holds the constraints.
 func shortenMiddle(s string, max int) string {
@@ -117,9 +119,13 @@ func shortenMiddle(s string, max int) string {
 	if sp := strings.LastIndexAny(head, " \n"); sp > len(head)*3/4 {
 		head = head[:sp]
 	}
-	if sp := strings.IndexAny(tail, " \n"); sp >= 0 && sp < len(tail)/4 {
+	// Start the tail at a sentence when one starts early in it, else at a word.
+	if m := reSentenceStart.FindStringIndex(tail); m != nil && m[0] < len(tail)/3 {
+		tail = tail[m[0]+1:]
+	} else if sp := strings.IndexAny(tail, " \n"); sp >= 0 && sp < len(tail)/4 {
 		tail = tail[sp+1:]
 	}
+	tail = strings.TrimLeft(tail, " ")
 	return head + " […] " + tail
 }
 

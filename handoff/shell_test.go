@@ -179,7 +179,7 @@ func TestDescribeFailureBasics(t *testing.T) {
 		{"", false, ""},
 	}
 	for _, tc := range tests {
-		if got := describeFailure(tc.text, tc.test); got != tc.want {
+		if got := describeFailure(tc.text, tc.test, ""); got != tc.want {
 			t.Errorf("describeFailure(%q) = %q, want %q", tc.text, got, tc.want)
 		}
 	}

@@ -35,7 +35,7 @@ func TestSummarizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(d.Context, "rate-limit") {
+	if strings.Contains(d.Context, "Keep the rate-limit numbers") {
 		t.Errorf("instructions leaked into the context: %q", d.Context)
 	}
 

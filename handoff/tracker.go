@@ -425,6 +425,9 @@ func (t *tracker) tasks() []*trackedTask {
 	return all
 }
 
+// count is how many items the trackers hold.
+func (t *tracker) count() int { return len(t.items) + len(t.todo) + len(t.plan) }
+
 // hasChildren tells whether some item names id as its parent.
 func (t *tracker) hasChildren(id string) bool {
 	for _, it := range t.items {
