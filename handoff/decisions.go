@@ -69,7 +69,7 @@ var decisionCues = []struct {
 var (
 	reNarration = regexp.MustCompile(`(?i)^(?:let me|now let me|let's|now let's|i'll|i will|now i'll|first,|next,|good|great|perfect|excellent|awesome|all (?:\d+ )?tests|done|ok|okay|now the|now add|now update|now run|looking at|checking|reading|here'?s|i have|i've|i can see|i see|the (?:file|test|tests|build) (?:is|are|has|passed|pass))\b`)
 	// reRemedy marks a sentence that says what to do, not only what broke.
-	reRemedy = regexp.MustCompile(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
+	reRemedy    = regexp.MustCompile(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
 	reAction    = regexp.MustCompile(`(?i)^(?:let me|let's|i'll|i will|i need to|we need to|so i|so we|instead|use |switch|fix(?:ed)? (?:it|this|that) by)`)
 	reHow       = regexp.MustCompile(`(?i)\b(?:by|with|instead|to be|via|as an?|using|rather)\b`)
 	reTransient = regexp.MustCompile(`(?i)\b(?:yet|anymore|for now|at the moment|right now)\b`)

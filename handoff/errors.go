@@ -30,7 +30,9 @@ type errorTracker struct {
 
 // fail records a failure; it replaces an older failure of the same key.
 func (e *errorTracker) fail(f failure) {
-	e.drop(func(o failure) bool { return o.key == f.key && o.scope.filter == f.scope.filter && samePaths(o.scope, f.scope) })
+	e.drop(func(o failure) bool {
+		return o.key == f.key && o.scope.filter == f.scope.filter && samePaths(o.scope, f.scope)
+	})
 	e.open = append(e.open, f)
 }
 

@@ -92,8 +92,8 @@ type use struct {
 	fileOps []string // what it does to each (FileAdded, FileDeleted; "": modified)
 	moves   [][2]string
 	set     *settingsEdit // what it does to a settings file
-	cmd     string // normalized shell command
-	raw     string // the command line as run
+	cmd     string        // normalized shell command
+	raw     string        // the command line as run
 	shell   shellInfo
 	words   []pipeline
 	isShell bool
@@ -140,8 +140,8 @@ type extractor struct {
 	// callsAfterProse and changesAfterProse count what the agent did since
 	// its latest prose: its words are stale when it went on working.
 	callsAfterProse, changesAfterProse int
-	plan        string
-	tasksAtPlan int // tracker items when the plan was approved
+	plan                               string
+	tasksAtPlan                        int // tracker items when the plan was approved
 
 	runs     []shellRun // commands that succeeded
 	changes  []int      // message indexes of file changes
@@ -149,7 +149,7 @@ type extractor struct {
 	stageAll bool       // `git add -A` ran since the last commit
 	newDirs  map[string]bool
 
-	lastFailure int // message index of the latest failure (-1: none)
+	lastFailure int    // message index of the latest failure (-1: none)
 	lastAction  string // what the agent was doing at the cut
 	lastTime    time.Time
 	sessionID   string
