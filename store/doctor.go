@@ -8,7 +8,7 @@ import (
 )
 
 // ftsTables are the full-text indexes, each over its content table.
-var ftsTables = []string{"messages_fts", "handoffs_fts", "compactions_fts"}
+var ftsTables = []string{"messages_fts", "handoffs_fts", "compactions_fts", "notes_fts"}
 
 // Health is what `ledger doctor` reports.
 type Health struct {

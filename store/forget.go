@@ -73,6 +73,7 @@ func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 	for _, q := range []string{
 		`DELETE FROM compactions WHERE session_id = ?`,
 		`DELETE FROM handoffs WHERE session_id = ?`,
+		`DELETE FROM notes WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,
 		`DELETE FROM cursors WHERE session_id = ?`,
 		`DELETE FROM session_marks WHERE session_id = ?`,

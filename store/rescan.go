@@ -70,6 +70,7 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		{"compactions", r.rescanCompactions},
 		{"sessions", r.rescanSessions},
 		{"handoffs", r.rescanHandoffs},
+		{"notes", r.rescanNotes},
 	}
 	for _, p := range passes {
 		var after any = int64(0)
@@ -174,6 +175,29 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET text = ?, blocks = ? WHERE id = ?`, text, blocks, row.ID); err != nil {
+			return nil, 0, 0, err
+		}
+		changed, found = changed+1, found+n
+	}
+	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
+}
+
+func (r rescanner) rescanNotes(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
+	var rows []struct {
+		ID   int64  `db:"id"`
+		Text string `db:"text"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, text FROM notes WHERE id > ? ORDER BY id LIMIT ?`,
+		after, rescanBatch); err != nil {
+		return nil, 0, 0, err
+	}
+	changed, found := 0, 0
+	for _, row := range rows {
+		text, n := r.Redact(row.Text)
+		if n == 0 || text == row.Text {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE notes SET text = ? WHERE id = ?`, text, row.ID); err != nil {
 			return nil, 0, 0, err
 		}
 		changed, found = changed+1, found+n

@@ -15,6 +15,7 @@ const (
 	KindMessage    = "message"
 	KindHandoff    = "handoff"
 	KindCompaction = "compaction"
+	KindNote       = "note"
 )
 
 // Highlight markers around the matched words in a Hit's snippet; renderers
@@ -96,6 +97,7 @@ var searchIndexes = []searchIndex{
 	{KindMessage, "messages_fts", "messages", "at", "t.role", " AND t.compact_summary = 0"}, // a summary message is found as its compaction
 	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", ""},
 	{KindCompaction, "compactions_fts", "compactions", "at", "''", ""},
+	{KindNote, "notes_fts", "notes", "created_at", "''", ""},
 }
 
 // rankWindow is how many matches of each index a search ranks: the most

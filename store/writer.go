@@ -173,7 +173,11 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 	if err != nil || st.forgotten {
 		return err
 	}
-	merge(&st.patch.Project, p.Project)
+	// The project is where the session started: an agent that cds into a
+	// sub-folder is still working on the same project.
+	if st.patch.Project == "" {
+		st.patch.Project = p.Project
+	}
 	merge(&st.patch.GitBranch, p.GitBranch)
 	if w.redactor != nil && p.Title != "" {
 		var n int
@@ -481,7 +485,7 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 	p := st.patch
 	_, err := w.tx.ExecContext(ctx, `
 		UPDATE sessions SET
-			project = CASE WHEN :project <> '' THEN :project ELSE project END,
+			project = CASE WHEN project = '' AND :project <> '' THEN :project ELSE project END,
 			git_branch = CASE WHEN :branch <> '' THEN :branch ELSE git_branch END,
 			title = CASE WHEN :title <> '' THEN :title ELSE title END,
 			model = CASE WHEN :model <> '' THEN :model ELSE model END,

@@ -24,11 +24,30 @@ func newCompactCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compact SESSION",
 		Short: "Clear, don't compact: write a handoff and a compaction record",
-		Long: `Write a handoff for a session: what a fresh session needs to carry on (task,
-files modified, decisions, tests run, unresolved errors, blockers, next steps,
-context), extracted from the session's messages without an LLM and fitted to a
-token budget. It first ingests what is new in the session's transcripts, so the
-handoff is current.
+		Long: `Write a handoff for a session: what a fresh session needs to carry on,
+extracted from the session's messages without an LLM and fitted to a token
+budget. It first ingests what is new in the session's transcripts, so the
+handoff is current. It carries:
+
+  Task, Requests   the first request, then every later one in order (typed
+                   while the agent was busy included; long ones shortened in
+                   the middle)
+  Tasks            the agent's trackers, newest state wins: TodoWrite, the
+                   Task tools, Codex update_plan, beads (bd) and gh issues
+                   driven from the shell; done items here, open ones under
+                   Next steps (in progress first)
+  Files modified   what the session really changed, moves and deletes by the
+                   shell included, marked new, deleted and uncommitted (read
+                   from git when the checkout is here and the session is the
+                   project's latest)
+  Decisions        notes, answers to the agent's questions, the user's
+                   corrections, decision: lines, settings the session made,
+                   and the limits and fixes the agent established
+  Errors           what still fails at the end, named (tests with file:line);
+                   a later passing run, or a broader one, resolves a failure
+  Next steps       notes, tracker items, what still fails, the routine the
+                   finished items went through, the agent's last words
+  Context          where the work stopped and how full the context was
 
 The handoff goes to the ledger, with a compaction record (source cli) linked to
 it, and its Markdown to --out, or to .ledger/handoffs/<session>/<time>.md in the
@@ -36,8 +55,9 @@ session's project (under the database's folder when the project is not on this
 machine). Then /clear the agent and start it again: 'ledger resume' (or the
 SessionStart hook) gives the new session the handoff.
 
-The Markdown is trimmed to --budget tokens by priority (task, next steps,
-errors, blockers, decisions, files, tests); the JSON keeps everything.`,
+The Markdown is trimmed to --budget tokens (default 1500) by priority: tests
+and done items give way first, then files, blockers, errors, decisions,
+requests, and next steps last; the JSON keeps everything.`,
 		Example: `  ledger compact 258c7280
   ledger compact 258c7280 --task "finish the retry refactor" --budget 600 --json
   ledger compact 258c7280 --out HANDOFF.md`,
@@ -53,7 +73,7 @@ errors, blockers, decisions, files, tests); the JSON keeps everything.`,
 			return runCompact(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Task, "task", "", "the `task` to state (default: the session's first request, and its latest)")
+	cmd.Flags().StringVar(&opts.Task, "task", "", "the `task` to state (default: the session's first request)")
 	cmd.Flags().StringVar(&opts.Trigger, "trigger", "manual", "`manual` or auto")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the Markdown to `path`")
 	cmd.Flags().IntVar(&opts.Budget, "budget", handoff.DefaultBudget, "fit the Markdown in `N` tokens")

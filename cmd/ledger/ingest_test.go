@@ -54,7 +54,9 @@ func TestIngestCorpus(t *testing.T) {
 	got := ingest(t, home, db, corpus)
 	// 3406 user/assistant lines and Codex response items (distinct per
 	// session+uuid) plus 4 local_command system lines kept as meta messages.
-	want := ingestJSON{Files: 13, Sessions: 11, Messages: 3410, Compactions: 3}
+	// 3,410 message lines, and two prompts typed while the agent worked
+	// whose queue-operation lines are their only record.
+	want := ingestJSON{Files: 13, Sessions: 11, Messages: 3412, Compactions: 3}
 	if got.Files != want.Files || got.Sessions != want.Sessions || got.Messages != want.Messages ||
 		got.Compactions != want.Compactions || got.SkippedLines != 0 {
 		t.Errorf("first ingest = %+v, want %+v and no skipped lines", got, want)

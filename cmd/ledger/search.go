@@ -31,9 +31,9 @@ func newSearchCmd(app *App) *cobra.Command {
 	opts := &searchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
-		Short: "Full-text search over every session, handoff and compaction",
+		Short: "Full-text search over every session, handoff, compaction and note",
 		Long: `Search everything your agents did: message text, tool calls and their output,
-handoffs and compaction summaries. Best matches first (bm25), newer first among
+handoffs, compaction summaries and notes. Best matches first (bm25), newer first among
 equals.
 
 The query language:
@@ -62,7 +62,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 	f.StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
 	f.StringVar(&opts.Since, "since", "", "only at or after `time` (date, RFC 3339, or 7d/36h ago)")
 	f.StringVar(&opts.Until, "until", "", "only before `time` (date, RFC 3339, or 7d/36h ago)")
-	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff or compaction")
+	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff, compaction or note")
 	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user, assistant, system or tool")
 	f.IntVar(&opts.Limit, "limit", 20, "show at most `N` hits")
 	jsonFlag(cmd, &opts.JSON)
@@ -73,10 +73,10 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project
 	switch opts.Kind {
-	case "", store.KindMessage, store.KindHandoff, store.KindCompaction:
+	case "", store.KindMessage, store.KindHandoff, store.KindCompaction, store.KindNote:
 		req.Kind = opts.Kind
 	default:
-		return usagef("--kind %q: want message, handoff or compaction", opts.Kind)
+		return usagef("--kind %q: want message, handoff, compaction or note", opts.Kind)
 	}
 	switch opts.Role {
 	case "", "user", "assistant", "system", "tool":

@@ -70,9 +70,14 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 	}
 	m := meterOf(SessionView{ID: sess.ID, Model: sess.Model, ContextWindow: sess.ContextWindow, Messages: msgs,
 		Usage: codexUsage(sess)}, nil)
+	notes, err := st.HandoffNotes(ctx, sess.ID)
+	if err != nil {
+		return Handoff{}, err
+	}
 	doc := handoff.Extract(msgs, handoff.ExtractOptions{Task: req.Task, SessionID: sess.ID, Project: sess.Project,
-		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: now, ContextSummary: m.Summary,
-		Compactions: int(sess.Compactions)})
+		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: now, ContextUsed: m.UsedTokens,
+		ContextLimit: m.LimitTokens, Compactions: int(sess.Compactions), Notes: notes,
+		WorkTree: e.workTree(ctx, sess)})
 	if req.Note != "" {
 		doc.NextSteps = append([]string{"(asked at compaction) " + req.Note}, doc.NextSteps...)
 	}
@@ -110,6 +115,41 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 		return Handoff{}, err
 	}
 	return h, nil
+}
+
+// workTreeTimeout bounds the git commands a handoff runs: a hook has a
+// deadline, and the transcript tells nearly as much.
+const workTreeTimeout = 2 * time.Second
+
+// workTree reads the live state of the session's project, when the
+// project is a git checkout on this machine and the session is its latest
+// (an older session's changes are mixed with newer ones in the checkout):
+// what git reports uncommitted, and the files of the commits made since the
+// session started. Anything amiss, and the transcript alone speaks.
+func (e *Engine) workTree(ctx context.Context, sess store.Session) *handoff.WorkTree {
+	g, ok := gitrepo.Read(sess.Project)
+	if !ok || g.Root != sess.Project {
+		return nil
+	}
+	if latest, err := e.LatestProjectSession(ctx, sess.Project, ""); err != nil || latest.ID != sess.ID {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, workTreeTimeout)
+	defer cancel()
+	changes, err := gitrepo.Status(ctx, g.Root)
+	if err != nil {
+		return nil
+	}
+	wt := &handoff.WorkTree{Branch: g.Branch, Head: g.Head}
+	for _, c := range changes {
+		wt.Changed = append(wt.Changed, handoff.FileChange{Path: c.Path, From: c.From, Status: c.Status})
+	}
+	if started := store.Time(sess.StartedAt); !started.IsZero() {
+		if wt.Committed, err = gitrepo.CommittedSince(ctx, g.Root, started); err != nil {
+			return nil
+		}
+	}
+	return wt
 }
 
 // lastMainUUID is the uuid of the last message of the main conversation

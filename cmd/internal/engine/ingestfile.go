@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
 )
@@ -237,12 +238,13 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 		}
 	}()
 	var writeErr error
+	var roots projectRoots
 	for batch := range batches {
 		if writeErr != nil {
 			continue // drain so the reader can finish
 		}
 		for _, rec := range batch {
-			if writeErr = writeRecord(ctx, w, rec); writeErr != nil {
+			if writeErr = writeRecord(ctx, w, rec, &roots); writeErr != nil {
 				cancel()
 				break
 			}
@@ -261,9 +263,9 @@ type preparedRecord struct {
 	msg store.PreparedMessage
 }
 
-func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord) error {
+func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots *projectRoots) error {
 	if s := rec.Session; s != nil && s.ID != "" {
-		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: s.Project,
+		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: roots.of(s.Project),
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
 			Usage: s.Usage, Time: s.Time}); err != nil {
 			return err
@@ -280,6 +282,29 @@ func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord) error
 		}
 	}
 	return nil
+}
+
+// projectRoots resolves a session's working directory to its project: the
+// top folder of the git checkout holding it, when it is one on this
+// machine (a worktree is its own checkout), else the folder itself.
+type projectRoots map[string]string
+
+func (r *projectRoots) of(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if *r == nil {
+		*r = projectRoots{}
+	}
+	if root, ok := (*r)[dir]; ok {
+		return root
+	}
+	root := dir
+	if g, ok := gitrepo.Read(dir); ok && g.Root != "" {
+		root = g.Root
+	}
+	(*r)[dir] = root
+	return root
 }
 
 // headHash fingerprints the first n bytes of f.

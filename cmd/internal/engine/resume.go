@@ -75,17 +75,31 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		if err != nil {
 			return res, err
 		}
+		notes, err := st.HandoffNotes(ctx, sess.ID)
+		if err != nil {
+			return res, err
+		}
 		in.Handoff = handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
-			Branch: sess.GitBranch, Compactions: int(sess.Compactions)})
+			Branch: sess.GitBranch, Compactions: int(sess.Compactions), Notes: notes})
 		in.Extracted = true
 	default:
 		return res, err
 	}
-	reqs, err := st.RecentUserMessages(ctx, sess.ID, 20)
-	if err != nil {
-		return res, err
+	if !in.Extracted {
+		// What the user asked after the handoff was written: an extracted
+		// handoff holds every request already.
+		reqs, err := st.RecentUserMessages(ctx, sess.ID, 20)
+		if err != nil {
+			return res, err
+		}
+		var since []compact.Message
+		for _, m := range reqs {
+			if m.Time.After(in.Handoff.CreatedAt) {
+				since = append(since, m)
+			}
+		}
+		in.Requests = handoff.UserRequests(since, 3)
 	}
-	in.Requests = handoff.UserRequests(reqs, 3)
 	cs, err := st.Compactions(ctx, store.CompactionFilter{SessionID: sess.ID})
 	if err != nil {
 		return res, err
@@ -160,7 +174,16 @@ func staleness(project string, d handoff.Doc) []string {
 		}
 	}
 	var changed, gone []string
+	deleted := map[string]bool{}
+	for _, f := range d.Files {
+		if f.Status == handoff.FileDeleted {
+			deleted[f.Path] = true
+		}
+	}
 	for _, f := range d.FilesModified {
+		if deleted[f] {
+			continue // gone on purpose
+		}
 		p := f
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(project, p)
