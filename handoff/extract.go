@@ -214,7 +214,11 @@ func (x *extractor) message(m compact.Message) {
 			}
 		}
 	}
-	if m.Role == compact.RoleUser && mainProse {
+	// A slash command the user ran is marked injected (its wrapper and
+	// expansion are), but with arguments it is a request.
+	command := m.Role == compact.RoleUser && m.Meta && !m.CompactSummary && !m.Sidechain &&
+		strings.HasPrefix(strings.TrimSpace(m.Text()), "<command-")
+	if m.Role == compact.RoleUser && (mainProse || command) {
 		if req := userRequest(m.Text()); req != "" {
 			x.request(req)
 		}

@@ -73,6 +73,11 @@ func TestExtractTask(t *testing.T) {
 		{"custom slash command with arguments", conversation{}.
 			user("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>create TODO app</command-args>"),
 			ExtractOptions{}, "/orchestrator create TODO app"},
+		{"a slash command marked injected by its wrapper is still a request", conversation{}.
+			user("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>create TODO app</command-args>").
+			with(func(m *compact.Message) { m.Meta = true }).
+			user("Split complex tasks into subtasks").with(func(m *compact.Message) { m.Meta = true }),
+			ExtractOptions{}, "/orchestrator create TODO app"},
 		{"tool results are not requests", conversation{}.user("Do it").result("x", "output", false), ExtractOptions{}, "Do it"},
 		{"none", conversation{}.say("hello"), ExtractOptions{}, ""},
 	}

@@ -75,7 +75,8 @@ func isInjected(text string) bool {
 // rejectMessages start a tool result that says the user refused the call:
 // it did not run, so it neither failed nor changed anything.
 var rejectMessages = []string{"The user doesn't want to proceed with this tool use",
-	"The user doesn't want to take this action", "[Request interrupted by user", "User rejected tool use"}
+	"The user doesn't want to take this action", "[Request interrupted by user", "User rejected tool use",
+	"but you haven't granted it yet", "Permission to use"}
 
 func rejected(text string) bool {
 	t := strings.TrimSpace(text)
