@@ -260,70 +260,18 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 	"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true, "TaskCreate": true,
 	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true}
 
+// toolUse starts following a tool call until its result comes: what it
+// changes, runs or polls (callReaders, else a shell command), and how its
+// failure would be named.
 func (x *extractor) toolUse(id string, b compact.Block, main bool) {
-	u := use{name: b.ToolName, main: main, seq: x.seq, prevAction: x.lastAction}
+	u := use{name: b.ToolName, main: main, seq: x.seq, prevAction: x.lastAction, input: decodeInput(b.Input)}
 	if main {
 		x.callsAfterProse++
 	}
-	in := decodeInput(b.Input)
-	u.input = in
-	switch b.ToolName {
-	case "Edit", "Write", "MultiEdit", "NotebookEdit":
-		p := in.str("file_path")
-		if b.ToolName == "NotebookEdit" && in.str("notebook_path") != "" {
-			p = in.str("notebook_path")
-		}
-		if agentFile(p) {
-			break // the agent's own plan or memory, not the project's work
-		}
-		if p != "" {
-			u.files = []string{x.resolve(p)}
-			if settingsFile(x.rel(u.files[0])) {
-				e := settingsChange(b.ToolName, in, "")
-				u.set = &e
-			}
-		}
-		x.lastAction = "editing " + x.rel(x.resolve(p))
-	case "apply_patch":
-		patch := b.Input
-		if in != nil {
-			patch = firstNonEmpty(in.str("input"), in.str("patch"), patch)
-		}
-		x.patchUse(&u, patch)
-	case "TodoWrite":
-		if main {
-			x.tracker.todo = x.tracker.wholeList(x.tracker.todo, in, "todos", "content", TrackerTodo, x.seq)
-		}
-	case "update_plan":
-		if main {
-			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, in, "plan", "step", TrackerPlan, x.seq)
-		}
-	case "ExitPlanMode":
-		u.errKey = ""
-	case "TaskOutput", "BashOutput":
-		u.poll = firstNonEmpty(in.str("task_id"), in.str("bash_id"), in.str("shell_id"))
-	case "write_stdin":
-		u.poll = in.str("session_id")
-	default:
-		line, ok := shellLine(b.ToolName, in)
-		if !ok {
-			break
-		}
-		if patch := patchText(line); patch != "" { // apply_patch run through the shell
-			x.patchUse(&u, patch)
-			break
-		}
-		u.isShell, u.raw = true, line
-		if strings.Contains(line, "git ") {
-			x.files.gitSeen = true // a git checkout: files can be (un)committed
-		}
-		u.cmd = normCommand(line, x.project)
-		u.desc = in.str("description")
-		// The raw line, not the normalized one: "| tail" hides an exit status.
-		u.shell = analyzeShell(line)
-		u.errKey = "cmd:" + u.shell.key
-		u.label = commandLabel(u.cmd, u.shell.scope, u.shell.test)
-		x.lastAction = "running " + u.label
+	if read := callReaders[b.ToolName]; read != nil {
+		read(x, &u, b)
+	} else if line, ok := shellLine(b.ToolName, u.input); ok {
+		x.shellUse(&u, line)
 	}
 	if len(u.files) > 0 {
 		for _, p := range u.files {
@@ -335,11 +283,79 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 			u.label += fmt.Sprintf(" (+%d)", len(u.files)-1)
 		}
 	}
-	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" && b.ToolName != "ExitPlanMode" {
+	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" {
 		u.errKey = "tool:" + b.ToolName
 		u.label = b.ToolName
 	}
 	x.pending[id] = u
+}
+
+// callReaders read the calls of the tools that are not a shell.
+var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
+	"Edit": fileUse, "Write": fileUse, "MultiEdit": fileUse, "NotebookEdit": fileUse,
+	"apply_patch": func(x *extractor, u *use, b compact.Block) {
+		patch := b.Input
+		if u.input != nil {
+			patch = firstNonEmpty(u.input.str("input"), u.input.str("patch"), patch)
+		}
+		x.patchUse(u, patch)
+	},
+	"TodoWrite": func(x *extractor, u *use, b compact.Block) {
+		if u.main {
+			x.tracker.todo = x.tracker.wholeList(x.tracker.todo, u.input, "todos", "content", TrackerTodo, x.seq)
+		}
+	},
+	"update_plan": func(x *extractor, u *use, b compact.Block) {
+		if u.main {
+			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, u.input, "plan", "step", TrackerPlan, x.seq)
+		}
+	},
+	"TaskOutput": pollUse, "BashOutput": pollUse, "write_stdin": pollUse,
+}
+
+// fileUse is a call of a file tool: the file it changes, and what it sets
+// when the file holds settings.
+func fileUse(x *extractor, u *use, b compact.Block) {
+	p := u.input.str("file_path")
+	if b.ToolName == "NotebookEdit" && u.input.str("notebook_path") != "" {
+		p = u.input.str("notebook_path")
+	}
+	if p == "" || agentFile(p) {
+		return // the agent's own plan or memory is not the project's work
+	}
+	u.files = []string{x.resolve(p)}
+	if settingsFile(x.rel(u.files[0])) {
+		e := settingsChange(b.ToolName, u.input, "")
+		u.set = &e
+	}
+	x.lastAction = "editing " + x.rel(u.files[0])
+}
+
+// pollUse is a call that reads a background command's output.
+func pollUse(x *extractor, u *use, b compact.Block) {
+	u.poll = firstNonEmpty(u.input.str("task_id"), u.input.str("bash_id"), u.input.str("shell_id"))
+	if b.ToolName == "write_stdin" {
+		u.poll = u.input.str("session_id")
+	}
+}
+
+// shellUse is a shell command line (or a patch run through the shell).
+func (x *extractor) shellUse(u *use, line string) {
+	if patch := patchText(line); patch != "" {
+		x.patchUse(u, patch)
+		return
+	}
+	u.isShell, u.raw = true, line
+	if strings.Contains(line, "git ") {
+		x.files.gitSeen = true // a git checkout: files can be (un)committed
+	}
+	u.cmd = normCommand(line, x.project)
+	u.desc = u.input.str("description")
+	// The raw line, not the normalized one: "| tail" hides an exit status.
+	u.shell = analyzeShell(line)
+	u.errKey = "cmd:" + u.shell.key
+	u.label = commandLabel(u.cmd, u.shell.scope, u.shell.test)
+	x.lastAction = "running " + u.label
 }
 
 // agentFile tells the agent's own files (Claude Code's plans and todos,
@@ -377,6 +393,9 @@ func (x *extractor) patchUse(u *use, patch string) {
 	}
 }
 
+// toolResult applies a tool's result to what its call started: a refusal,
+// a tool whose result is the point (trackers, questions, plans), or an
+// outcome (files, shell commands, background polls, other tools).
 func (x *extractor) toolResult(b compact.Block) {
 	u, ok := x.pending[b.ToolID]
 	if !ok {
@@ -384,34 +403,11 @@ func (x *extractor) toolResult(b compact.Block) {
 	}
 	delete(x.pending, b.ToolID)
 	if rejected(b.Text) {
-		x.files.settle(u.files, true, "", x.seq)
-		x.lastAction = u.prevAction // it never ran
-		if x.lastText >= 0 && x.lastText >= u.seq-1 {
-			x.lastWords = "" // they announced what the user refused
-		}
-		if fb := rejectFeedback(b.Text); fb != "" && u.main {
-			fb = shortenMiddle(fb, maxRequest)
-			x.request(fb)
-			x.decision.add("user: "+shorten(oneLine(fb), 240), scoreCorrection, x.seq)
-		}
+		x.refused(u, b.Text)
 		return
 	}
-	switch u.name {
-	case "TaskCreate", "TaskUpdate", "TaskList", "TaskGet":
-		if u.main && !b.IsError && !strings.HasPrefix(strings.TrimSpace(b.Text), "Task not found") {
-			x.tracker.taskTool(u.name, u.input, b.Text, x.seq)
-		}
-		return
-	case "AskUserQuestion":
-		for _, a := range answers(b.Text) {
-			x.decision.add(a, scoreAnswer, x.seq)
-		}
-		return
-	case "ExitPlanMode":
-		if !b.IsError && strings.Contains(b.Text, "approved") {
-			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
-			x.tasksAtPlan = x.tracker.count()
-		}
+	if read := resultReaders[u.name]; read != nil {
+		read(x, u, b)
 		return
 	}
 	if len(u.files) == 0 && u.poll == "" && !u.isShell && u.errKey == "" {
@@ -433,17 +429,61 @@ func (x *extractor) toolResult(b compact.Block) {
 			x.finishBackground(u.poll, bg, o)
 		}
 	case u.isShell:
-		if o.background != "" && !failed {
-			x.bg[o.background] = background{u}
-			if u.shell.test {
-				x.testStatus(u.cmd, TestRunning)
-			}
-			return
-		}
-		x.shellDone(u, b.IsError, o)
-	case u.errKey != "":
+		x.shellResult(u, b.IsError, failed, o)
+	default:
 		x.settle(u, failed, o.text, false)
 	}
+}
+
+// refused applies a call the user refused: it never ran; what they said
+// instead is a request and a correction, and the words that announced the
+// call are not what the agent will do next.
+func (x *extractor) refused(u use, text string) {
+	x.files.settle(u.files, true, "", x.seq)
+	x.lastAction = u.prevAction
+	if x.lastText >= 0 && x.lastText >= u.seq-1 {
+		x.lastWords = ""
+	}
+	if fb := rejectFeedback(text); fb != "" && u.main {
+		fb = shortenMiddle(fb, maxRequest)
+		x.request(fb)
+		x.decision.add("user: "+shorten(oneLine(fb), 240), scoreCorrection, x.seq)
+	}
+}
+
+// resultReaders read the tools whose result is the point of the call.
+var resultReaders = map[string]func(x *extractor, u use, b compact.Block){
+	"TaskCreate": taskResult, "TaskUpdate": taskResult, "TaskList": taskResult, "TaskGet": taskResult,
+	"AskUserQuestion": func(x *extractor, u use, b compact.Block) {
+		for _, a := range answers(b.Text) {
+			x.decision.add(a, scoreAnswer, x.seq)
+		}
+	},
+	"ExitPlanMode": func(x *extractor, u use, b compact.Block) {
+		if !b.IsError && strings.Contains(b.Text, "approved") {
+			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
+			x.tasksAtPlan = x.tracker.count()
+		}
+	},
+}
+
+func taskResult(x *extractor, u use, b compact.Block) {
+	if u.main && !b.IsError && !strings.HasPrefix(strings.TrimSpace(b.Text), "Task not found") {
+		x.tracker.taskTool(u.name, u.input, b.Text, x.seq)
+	}
+}
+
+// shellResult applies a shell command's result: still running in the
+// background (its poll or notice will say), or done.
+func (x *extractor) shellResult(u use, isError, failed bool, o outcome) {
+	if o.background != "" && !failed {
+		x.bg[o.background] = background{u}
+		if u.shell.test {
+			x.testStatus(u.cmd, TestRunning)
+		}
+		return
+	}
+	x.shellDone(u, isError, o)
 }
 
 // fileResult applies a file tool's result.

@@ -179,31 +179,113 @@ func (f *fileTracker) result() []FileChange {
 	return out
 }
 
-// shellFiles applies what a successful command line does to files. dir is
-// the folder it runs in (the project); a leading cd moves it.
+// shellCmd is one command of a line, as a file effect sees it.
+type shellCmd struct {
+	w       []string // the command's words (after program)
+	args    []string // its operands
+	seq     int
+	resolve func(string) string // a path as the project's file, "" when not one
+}
+
+// fileEffects says what each command does to files, by program name.
+var fileEffects = map[string]func(x *extractor, c shellCmd){
+	"mkdir": func(x *extractor, c shellCmd) {
+		for _, a := range c.args {
+			if p := c.resolve(a); p != "" {
+				x.newDirs[p] = true
+			}
+		}
+	},
+	"mv":     func(x *extractor, c shellCmd) { x.shellMove(c.args, c.resolve, c.seq) },
+	"rm":     deleteEffect,
+	"unlink": deleteEffect,
+	"cp":     copyEffect,
+	"touch": func(x *extractor, c shellCmd) {
+		for _, a := range c.args {
+			if p := c.resolve(a); p != "" {
+				if _, known := x.files.files[p]; !known {
+					x.files.change(p, FileAdded, c.seq)
+				}
+			}
+		}
+	},
+	"tee": func(x *extractor, c shellCmd) {
+		for _, a := range c.args {
+			if p := c.resolve(a); p != "" {
+				x.files.change(p, x.newOrModified(p), c.seq)
+			}
+		}
+	},
+	"sed":  inPlaceEffect,
+	"perl": inPlaceEffect,
+	"git":  gitEffect,
+}
+
+func deleteEffect(x *extractor, c shellCmd) {
+	for _, a := range c.args {
+		if p := c.resolve(a); p != "" {
+			x.shellDelete(p, c.seq)
+		}
+	}
+}
+
+func copyEffect(x *extractor, c shellCmd) {
+	if len(c.args) < 2 {
+		return
+	}
+	last := c.args[len(c.args)-1]
+	dst := c.resolve(last)
+	if dst == "" {
+		return
+	}
+	if len(c.args) == 2 && !strings.HasSuffix(last, "/") {
+		x.files.change(dst, x.newOrModified(dst), c.seq)
+		return
+	}
+	for _, src := range c.args[:len(c.args)-1] { // into a folder
+		p := path.Join(dst, path.Base(src))
+		x.files.change(p, x.newOrModified(p), c.seq)
+	}
+}
+
+// inPlaceEffect is sed -i and perl -pi: the files after the script.
+func inPlaceEffect(x *extractor, c shellCmd) {
+	if !hasFlag(c.w, "-i") && !hasFlag(c.w, "-pi") {
+		return
+	}
+	for _, a := range inPlaceFiles(c.w) {
+		if p := c.resolve(a); p != "" {
+			x.files.change(p, FileModified, c.seq)
+		}
+	}
+}
+
+// gitEffect is git mv, git rm (not --cached, which only untracks), and
+// the staging and commits gitCommand follows.
+func gitEffect(x *extractor, c shellCmd) {
+	x.files.gitSeen = true
+	if len(c.args) == 0 {
+		return
+	}
+	sub := c.args[0]
+	c.args = c.args[1:]
+	switch {
+	case sub == "mv":
+		x.shellMove(c.args, c.resolve, c.seq)
+	case sub == "rm" && !hasFlag(c.w, "--cached"):
+		deleteEffect(x, c)
+	default:
+		x.gitCommand(c.w, append([]string{sub}, c.args...), c.resolve, c.seq)
+	}
+}
+
+// shellFiles applies what a successful command line does to files: its
+// redirections, then each command's effect (fileEffects). Paths are
+// relative to the folder it runs in, the project, which a leading cd
+// moves.
 func (x *extractor) shellFiles(line string, seq int) {
 	dir := x.project
-	resolve := func(p string) string {
-		p = strings.Trim(p, `"'`)
-		if p == "" || strings.ContainsAny(p, "*?[]{}$`") {
-			return ""
-		}
-		if strings.HasPrefix(p, "~") {
-			return ""
-		}
-		if !isAbs(p) {
-			if dir == "" {
-				return path.Clean(p)
-			}
-			p = path.Join(dir, p)
-		}
-		p = path.Clean(p)
-		// Only the project's own files: scratch files in /tmp are not work.
-		if x.project != "" && !strings.HasPrefix(p, projectPrefix(x.project)) {
-			return ""
-		}
-		return p
-	}
+	resolve := func(p string) string { return x.projectFile(dir, p) }
 	for _, pipe := range parseShell(line) {
 		for _, words := range pipe {
 			for _, t := range redirectTargets(words) {
@@ -215,78 +297,50 @@ func (x *extractor) shellFiles(line string, seq int) {
 			if len(w) == 0 {
 				continue
 			}
-			base := path.Base(w[0])
-			args := operands(w)
-			switch {
-			case base == "mkdir":
-				for _, a := range args {
-					if p := resolve(a); p != "" {
-						x.newDirs[p] = true
-					}
-				}
-			case base == "cd" && len(args) == 1:
-				if d := strings.Trim(args[0], `"'`); isAbs(d) {
-					dir = path.Clean(d)
-				} else if dir != "" {
-					dir = path.Join(dir, d)
-				}
-			case base == "mv" || (base == "git" && len(args) > 0 && args[0] == "mv"):
-				if base == "git" {
-					args = args[1:]
-					x.files.gitSeen = true
-				}
-				x.shellMove(args, resolve, seq)
-			case base == "rm" || base == "unlink" || (base == "git" && len(args) > 0 && args[0] == "rm"):
-				if base == "git" {
-					args = args[1:]
-					x.files.gitSeen = true
-					if hasFlag(w, "--cached") {
-						continue // untracked, not deleted
-					}
-				}
-				for _, a := range args {
-					if p := resolve(a); p != "" {
-						x.shellDelete(p, seq)
-					}
-				}
-			case base == "cp" && len(args) >= 2:
-				dst := resolve(args[len(args)-1])
-				if dst == "" {
-					continue
-				}
-				if len(args) > 2 || strings.HasSuffix(args[len(args)-1], "/") {
-					for _, src := range args[:len(args)-1] {
-						p := path.Join(dst, path.Base(src))
-						x.files.change(p, x.newOrModified(p), seq)
-					}
-					continue
-				}
-				x.files.change(dst, x.newOrModified(dst), seq)
-			case base == "touch":
-				for _, a := range args {
-					if p := resolve(a); p != "" {
-						if _, known := x.files.files[p]; !known {
-							x.files.change(p, FileAdded, seq)
-						}
-					}
-				}
-			case base == "tee":
-				for _, a := range args {
-					if p := resolve(a); p != "" {
-						x.files.change(p, x.newOrModified(p), seq)
-					}
-				}
-			case (base == "sed" || base == "perl") && hasFlag(w, "-i") || (base == "perl" && hasFlag(w, "-pi")):
-				for _, a := range inPlaceFiles(w) {
-					if p := resolve(a); p != "" {
-						x.files.change(p, FileModified, seq)
-					}
-				}
-			case base == "git":
-				x.gitCommand(w, args, resolve, seq)
+			c := shellCmd{w: w, args: operands(w), seq: seq, resolve: resolve}
+			if base := path.Base(w[0]); base == "cd" {
+				dir = x.cd(dir, c.args)
+			} else if effect := fileEffects[base]; effect != nil {
+				effect(x, c)
 			}
 		}
 	}
+}
+
+// cd is the folder a `cd` moves to from dir.
+func (x *extractor) cd(dir string, args []string) string {
+	if len(args) != 1 {
+		return dir
+	}
+	d := strings.Trim(args[0], `"'`)
+	switch {
+	case isAbs(d):
+		return path.Clean(d)
+	case dir != "":
+		return path.Join(dir, d)
+	}
+	return dir
+}
+
+// projectFile is a shell path as one of the project's files, seen from
+// dir; "" for what is not one: globs and variables (unknown), ~ (home),
+// and files outside the project (scratch files in /tmp are not work).
+func (x *extractor) projectFile(dir, p string) string {
+	p = strings.Trim(p, `"'`)
+	if p == "" || strings.ContainsAny(p, "*?[]{}$`") || strings.HasPrefix(p, "~") {
+		return ""
+	}
+	if !isAbs(p) {
+		if dir == "" {
+			return path.Clean(p)
+		}
+		p = path.Join(dir, p)
+	}
+	p = path.Clean(p)
+	if x.project != "" && !strings.HasPrefix(p, projectPrefix(x.project)) {
+		return ""
+	}
+	return p
 }
 
 // newOrModified is the status of a file written by the shell: what the

@@ -20,123 +20,167 @@ type pipeline [][]string
 // & and newlines) of commands (separated by |), each a list of words with
 // quotes removed. A heredoc's body is skipped: its lines are data.
 func parseShell(line string) []pipeline {
-	var (
-		out     []pipeline
-		cur     pipeline
-		words   []string
-		word    strings.Builder
-		inW     bool // a word has started (possibly empty: "")
-		depth   int  // ( ) nesting, $( ) included
-		heredoc []string
-	)
-	endWord := func() {
-		if inW {
-			w := word.String()
-			words = append(words, w)
-			if d, ok := heredocMarker(words); ok {
-				heredoc = append(heredoc, d)
-			}
-			word.Reset()
-			inW = false
-		}
+	l := shellLexer{line: line}
+	for l.i = 0; l.i < len(line); l.i++ {
+		l.step(line[l.i])
 	}
-	endCmd := func() {
-		endWord()
-		if len(words) > 0 {
-			cur = append(cur, words)
+	l.endPipe()
+	return l.out
+}
+
+// shellLexer is parseShell's state: the pipelines so far, the one being
+// read, its command's words, the word being read.
+type shellLexer struct {
+	line    string
+	i       int
+	out     []pipeline
+	cur     pipeline
+	words   []string
+	word    strings.Builder
+	inWord  bool     // a word has started (possibly empty: "")
+	depth   int      // ( ) nesting, $( ) included
+	heredoc []string // delimiters of heredocs whose bodies follow the line
+}
+
+// step reads the byte at l.i (and what it takes with it).
+func (l *shellLexer) step(c byte) {
+	switch {
+	case c == '\\' && l.i+1 < len(l.line):
+		l.escape()
+	case c == '\'':
+		l.singleQuoted()
+	case c == '"':
+		l.doubleQuoted()
+	case c == '(' || c == ')' || l.depth > 0:
+		l.nested(c)
+	case c == ' ' || c == '\t':
+		l.endWord()
+	case c == '\n':
+		l.endPipe()
+		for len(l.heredoc) > 0 { // skip each pending heredoc's body
+			l.i = skipHeredoc(l.line, l.i+1, l.heredoc[0])
+			l.heredoc = l.heredoc[1:]
 		}
-		words = nil
+	case c == ';':
+		l.endPipe()
+	case c == '&':
+		l.ampersand()
+	case c == '|':
+		l.bar()
+	default:
+		l.add(string(c))
 	}
-	endPipe := func() {
-		endCmd()
-		if len(cur) > 0 {
-			out = append(out, cur)
+}
+
+func (l *shellLexer) add(s string) {
+	l.word.WriteString(s)
+	l.inWord = true
+}
+
+// escape is a backslash: a line continuation, or the next byte as is.
+func (l *shellLexer) escape() {
+	l.i++
+	if l.line[l.i] == '\n' {
+		l.endWord()
+		return
+	}
+	l.add(l.line[l.i : l.i+1])
+}
+
+// singleQuoted takes '...' as it is.
+func (l *shellLexer) singleQuoted() {
+	rest := l.line[l.i+1:]
+	j := strings.IndexByte(rest, '\'')
+	if j < 0 {
+		l.add(rest)
+		l.i = len(l.line)
+		return
+	}
+	l.add(rest[:j])
+	l.i += j + 1
+}
+
+// doubleQuoted takes "..." with its escaped quotes.
+func (l *shellLexer) doubleQuoted() {
+	j := l.i + 1
+	for j < len(l.line) && l.line[j] != '"' {
+		if l.line[j] == '\\' && j+1 < len(l.line) {
+			j++
 		}
-		cur = nil
+		j++
 	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == '\\' && i+1 < len(line):
-			if line[i+1] == '\n' { // line continuation
-				i++
-				endWord()
-				continue
-			}
-			word.WriteByte(line[i+1])
-			inW = true
-			i++
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				word.WriteString(line[i+1:])
-				i = len(line)
-			} else {
-				word.WriteString(line[i+1 : i+1+j])
-				i += j + 1
-			}
-			inW = true
-		case c == '"':
-			j := i + 1
-			for j < len(line) && line[j] != '"' {
-				if line[j] == '\\' && j+1 < len(line) {
-					j++
-				}
-				j++
-			}
-			word.WriteString(strings.ReplaceAll(line[i+1:min(j, len(line))], `\"`, `"`))
-			i = j
-			inW = true
-		case c == '(':
-			depth++
-			word.WriteByte(c)
-			inW = true
-		case c == ')':
-			if depth > 0 {
-				depth--
-			}
-			word.WriteByte(c)
-			inW = true
-		case depth > 0:
-			word.WriteByte(c)
-			inW = true
-		case c == ' ' || c == '\t':
-			endWord()
-		case c == '\n':
-			endPipe()
-			for len(heredoc) > 0 { // skip each pending heredoc's body
-				i = skipHeredoc(line, i+1, heredoc[0])
-				heredoc = heredoc[1:]
-			}
-		case c == ';':
-			endPipe()
-		case c == '&':
-			if i+1 < len(line) && line[i+1] == '&' {
-				endPipe()
-				i++
-			} else if (i > 0 && (line[i-1] == '>' || line[i-1] == '<')) || (i+1 < len(line) && line[i+1] == '>') {
-				word.WriteByte(c) // redirection: 2>&1, &>file
-				inW = true
-			} else {
-				endPipe() // background
-			}
-		case c == '|':
-			if i+1 < len(line) && line[i+1] == '|' {
-				endPipe()
-				i++
-			} else {
-				endCmd()
-				if i+1 < len(line) && line[i+1] == '&' {
-					i++
-				}
-			}
-		default:
-			word.WriteByte(c)
-			inW = true
-		}
+	l.add(strings.ReplaceAll(l.line[l.i+1:min(j, len(l.line))], `\"`, `"`))
+	l.i = j
+}
+
+// nested keeps a subshell, $( ), inside the word.
+func (l *shellLexer) nested(c byte) {
+	switch {
+	case c == '(':
+		l.depth++
+	case c == ')' && l.depth > 0:
+		l.depth--
 	}
-	endPipe()
-	return out
+	l.add(string(c))
+}
+
+// ampersand is && (a new pipeline), a redirection (2>&1, &>file), or a
+// background job (a new pipeline).
+func (l *shellLexer) ampersand() {
+	next := byte(0)
+	if l.i+1 < len(l.line) {
+		next = l.line[l.i+1]
+	}
+	switch {
+	case next == '&':
+		l.endPipe()
+		l.i++
+	case (l.i > 0 && (l.line[l.i-1] == '>' || l.line[l.i-1] == '<')) || next == '>':
+		l.add("&")
+	default:
+		l.endPipe()
+	}
+}
+
+// bar is || (a new pipeline) or | and |& (the next command of the pipe).
+func (l *shellLexer) bar() {
+	if l.i+1 < len(l.line) && l.line[l.i+1] == '|' {
+		l.endPipe()
+		l.i++
+		return
+	}
+	l.endCmd()
+	if l.i+1 < len(l.line) && l.line[l.i+1] == '&' {
+		l.i++
+	}
+}
+
+func (l *shellLexer) endWord() {
+	if !l.inWord {
+		return
+	}
+	l.words = append(l.words, l.word.String())
+	if d, ok := heredocMarker(l.words); ok {
+		l.heredoc = append(l.heredoc, d)
+	}
+	l.word.Reset()
+	l.inWord = false
+}
+
+func (l *shellLexer) endCmd() {
+	l.endWord()
+	if len(l.words) > 0 {
+		l.cur = append(l.cur, l.words)
+	}
+	l.words = nil
+}
+
+func (l *shellLexer) endPipe() {
+	l.endCmd()
+	if len(l.cur) > 0 {
+		l.out = append(l.out, l.cur)
+	}
+	l.cur = nil
 }
 
 // heredocMarker tells whether the words so far end in a heredoc operator
@@ -183,46 +227,63 @@ var wrappers = map[string]bool{"env": true, "time": true, "sudo": true, "nohup":
 // time, timeout, npx, bundle exec, python -m, ...) and returns the words of
 // the command that does the work. Redirections are dropped.
 func program(words []string) []string {
+	w := dropRedirects(words)
+	for len(w) > 0 {
+		next, ok := unwrap(w)
+		if !ok {
+			return w
+		}
+		w = next
+	}
+	return w
+}
+
+// dropRedirects leaves out redirections and their targets.
+func dropRedirects(words []string) []string {
 	var w []string
 	for i := 0; i < len(words); i++ {
-		x := words[i]
-		if x == ">" || x == ">>" || x == "<" || x == "2>" || x == "2>>" || x == "&>" {
+		switch x := words[i]; {
+		case x == ">" || x == ">>" || x == "<" || x == "2>" || x == "2>>" || x == "&>":
 			i++ // and its target
-			continue
-		}
-		if isRedirect(x) {
-			continue
-		}
-		w = append(w, x)
-	}
-	for len(w) > 0 {
-		switch base := path.Base(w[0]); {
-		case envAssign.MatchString(w[0]):
-			w = w[1:]
-		case wrappers[base]:
-			w = w[1:]
-			for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
-				w = w[1:]
-			}
-		case base == "timeout":
-			w = w[1:]
-			for len(w) > 0 && strings.HasPrefix(w[0], "-") {
-				w = w[1:]
-			}
-			if len(w) > 0 {
-				w = w[1:] // the duration
-			}
-		case (base == "bundle" || base == "pnpm" || base == "poetry" || base == "uv" || base == "pipenv" ||
-			base == "hatch" || base == "pdm") && len(w) > 1 && (w[1] == "exec" || w[1] == "run") &&
-			!(base == "pnpm" && w[1] == "run"):
-			w = w[2:]
-		case strings.HasPrefix(base, "python") && len(w) > 2 && w[1] == "-m":
-			w = w[2:]
+		case isRedirect(x):
 		default:
-			return w
+			w = append(w, x)
 		}
 	}
 	return w
+}
+
+// runVia are tools whose exec or run subcommand runs another program.
+var runVia = map[string]bool{"bundle": true, "pnpm": true, "poetry": true, "uv": true, "pipenv": true,
+	"hatch": true, "pdm": true}
+
+// unwrap returns the command w runs when w only runs another one.
+func unwrap(w []string) ([]string, bool) {
+	base := path.Base(w[0])
+	switch {
+	case envAssign.MatchString(w[0]):
+		return w[1:], true
+	case wrappers[base]:
+		w = w[1:]
+		for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
+			w = w[1:]
+		}
+		return w, true
+	case base == "timeout":
+		w = w[1:]
+		for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+			w = w[1:]
+		}
+		if len(w) > 0 {
+			w = w[1:] // the duration
+		}
+		return w, true
+	case runVia[base] && len(w) > 1 && (w[1] == "exec" || w[1] == "run") && !(base == "pnpm" && w[1] == "run"):
+		return w[2:], true // pnpm run is a script, not a program
+	case strings.HasPrefix(base, "python") && len(w) > 2 && w[1] == "-m":
+		return w[2:], true
+	}
+	return w, false
 }
 
 func isRedirect(w string) bool {
@@ -275,6 +336,92 @@ func hasArg(w []string, ok func(string) bool) bool {
 	return false
 }
 
+// A testRule tells whether a command (its words, and its first argument
+// that is not a flag) runs tests.
+type testRule func(w []string, sub string) bool
+
+func always(w []string, sub string) bool  { return true }
+func subTest(w []string, sub string) bool { return isTestWord(sub) }
+func isTestWord(a string) bool            { return a == "test" || a == "tests" }
+func argIs(ok func(string) bool) testRule {
+	return func(w []string, _ string) bool { return hasArg(w, ok) }
+}
+func subIn(subs ...string) testRule {
+	return func(_ []string, sub string) bool {
+		for _, s := range subs {
+			if sub == s {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// testRunners are the programs that run tests, each with its rule.
+var testRunners = map[string]testRule{
+	// test runners themselves
+	"pytest": always, "py.test": always, "jest": always, "vitest": always, "mocha": always, "rspec": always,
+	"phpunit": always, "ctest": always, "tox": always, "nox": always, "bats": always, "ava": always,
+	"karma": always, "unittest": always, "nosetests": always, "gotestsum": always, "ginkgo": always,
+	"cargo-nextest": always, "pest": always,
+	// tools whose test subcommand runs tests
+	"go": subTest, "mix": subTest, "dotnet": subTest, "swift": subTest, "deno": subTest, "flutter": subTest,
+	"dart": subTest, "lein": subTest, "sbt": subTest, "stack": subTest, "cabal": subTest, "bazel": subTest,
+	"bazelisk": subTest, "just": subTest, "task": subTest, "rails": subTest, "richgo": subTest,
+	"zig":        func(w []string, sub string) bool { return isTestWord(sub) || hasArg(w, isTestWord) },
+	"cargo":      subIn("test", "t", "nextest"),
+	"playwright": subIn("test"),
+	"cypress":    subIn("run"),
+	"rake": func(_ []string, sub string) bool {
+		return sub == "test" || sub == "spec" || strings.HasPrefix(sub, "test:")
+	},
+	"php":   func(w []string, sub string) bool { return sub == "artisan" && hasArg(w[1:], isTestWord) },
+	"make":  argIs(func(a string) bool { return a == "check" || strings.HasPrefix(a, "test") }),
+	"gmake": argIs(func(a string) bool { return a == "check" || strings.HasPrefix(a, "test") }),
+	"mvn": argIs(func(a string) bool {
+		return a == "test" || a == "verify" || a == "integration-test" || strings.HasSuffix(a, ":test")
+	}),
+	"mvnw":    argIs(func(a string) bool { return a == "test" || a == "verify" || strings.HasSuffix(a, ":test") }),
+	"gradle":  argIs(func(a string) bool { return a == "check" || strings.HasSuffix(strings.ToLower(a), "test") }),
+	"gradlew": argIs(func(a string) bool { return a == "check" || strings.HasSuffix(strings.ToLower(a), "test") }),
+	"nx":      argIs(func(a string) bool { return a == "test" || strings.HasSuffix(a, ":test") || a == "--target=test" }),
+	"turbo":   argIs(func(a string) bool { return a == "test" || strings.HasSuffix(a, ":test") }),
+}
+
+func init() {
+	// These rules call runsTests on the package binary they run: set here,
+	// apart from the table's initializer, which they would otherwise loop
+	// back into.
+	for _, pm := range []string{"npm", "pnpm", "yarn"} {
+		testRunners[pm] = packageScripts
+	}
+	testRunners["bun"] = bunTests
+}
+
+// bunTests is bun test, bun run test*, and a test runner run by bun.
+func bunTests(w []string, sub string) bool {
+	if len(w) > 1 && !strings.HasPrefix(w[1], "-") && w[1] != "test" && w[1] != "run" && runsTests(w[1:]) {
+		return true // bun vitest: a package binary
+	}
+	return sub == "test" || (sub == "run" && hasArg(w[1:], func(a string) bool { return strings.HasPrefix(a, "test") }))
+}
+
+// packageScripts is npm, pnpm and yarn: their test scripts, and (pnpm,
+// yarn) a test runner called as a package binary.
+func packageScripts(w []string, sub string) bool {
+	if path.Base(w[0]) != "npm" && len(w) > 1 && !strings.HasPrefix(w[1], "-") && runsTests(w[1:]) {
+		return true // pnpm vitest run, yarn jest
+	}
+	if sub == "test" || sub == "t" || sub == "tst" || (path.Base(w[0]) != "npm" && strings.HasPrefix(sub, "test")) {
+		return true
+	}
+	if sub == "run" || sub == "run-script" {
+		script := firstArg(w[1:])
+		return strings.HasPrefix(script, "test") || strings.HasSuffix(script, ":test")
+	}
+	return false
+}
+
 // runsTests reports whether one command (not a whole line) runs a test
 // suite.
 func runsTests(words []string) bool {
@@ -282,54 +429,8 @@ func runsTests(words []string) bool {
 	if len(w) == 0 {
 		return false
 	}
-	base := strings.TrimSuffix(path.Base(w[0]), ".exe")
-	sub := firstArg(w)
-	isTest := func(a string) bool { return a == "test" || a == "tests" }
-	switch base {
-	case "pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ctest", "tox", "nox", "bats",
-		"ava", "karma", "unittest", "nosetests", "gotestsum", "ginkgo", "cargo-nextest", "pest":
-		return true
-	case "go", "mix", "dotnet", "swift", "deno", "flutter", "dart", "lein", "sbt", "stack", "cabal",
-		"bazel", "bazelisk", "just", "task", "rails", "richgo", "zig":
-		return isTest(sub) || (base == "zig" && hasArg(w, isTest))
-	case "cargo":
-		return sub == "test" || sub == "t" || sub == "nextest"
-	case "bun":
-		if len(w) > 1 && !strings.HasPrefix(w[1], "-") && w[1] != "test" && w[1] != "run" && runsTests(w[1:]) {
-			return true
-		}
-		return sub == "test" || (sub == "run" && hasArg(w[1:], func(a string) bool { return strings.HasPrefix(a, "test") }))
-	case "npm", "pnpm", "yarn":
-		if base != "npm" && len(w) > 1 && !strings.HasPrefix(w[1], "-") && runsTests(w[1:]) {
-			return true // pnpm vitest run, yarn jest: a package binary
-		}
-		if sub == "test" || sub == "t" || sub == "tst" || (base != "npm" && strings.HasPrefix(sub, "test")) {
-			return true
-		}
-		if sub == "run" || sub == "run-script" {
-			script := firstArg(w[1:])
-			return strings.HasPrefix(script, "test") || strings.HasSuffix(script, ":test")
-		}
-	case "make", "gmake":
-		return hasArg(w, func(a string) bool { return a == "check" || strings.HasPrefix(a, "test") })
-	case "mvn", "mvnw":
-		return hasArg(w, func(a string) bool {
-			return a == "test" || a == "verify" || a == "integration-test" || strings.HasSuffix(a, ":test")
-		})
-	case "gradle", "gradlew":
-		return hasArg(w, func(a string) bool { return a == "check" || strings.HasSuffix(strings.ToLower(a), "test") })
-	case "rake":
-		return sub == "test" || sub == "spec" || strings.HasPrefix(sub, "test:")
-	case "playwright":
-		return sub == "test"
-	case "cypress":
-		return sub == "run"
-	case "php":
-		return sub == "artisan" && hasArg(w[1:], isTest)
-	case "nx", "turbo":
-		return hasArg(w, func(a string) bool { return a == "test" || strings.HasSuffix(a, ":test") || a == "--target=test" })
-	}
-	return false
+	rule := testRunners[strings.TrimSuffix(path.Base(w[0]), ".exe")]
+	return rule != nil && rule(w, firstArg(w))
 }
 
 // shellInfo is what ledger needs to know about a command line.
@@ -478,51 +579,28 @@ func commandScope(w []string, test bool) scope {
 	if len(w) == 0 {
 		return scope{}
 	}
-	base := strings.TrimSuffix(path.Base(w[0]), ".exe")
-	s := scope{key: base, test: test}
-	rest := w[1:]
-	// The subcommand is part of the key: "go test", "npm run build".
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && !looksLikePath(rest[0]) {
-		s.key += " " + rest[0]
-		rest = rest[1:]
-		switch s.key {
-		case "npm run", "npm run-script", "pnpm run", "pnpm exec", "yarn run", "bun run":
-			if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-				s.key += " " + rest[0]
-				rest = rest[1:]
-			}
-		}
-	}
+	key, rest := commandKey(w)
+	s := scope{key: key, test: test}
 	var filters []string
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
-		if a == "--" {
-			continue
-		}
-		if strings.HasPrefix(a, "-") {
-			name, value, hasValue := strings.Cut(a, "=")
-			switch {
-			case filterFlags[name] && test:
-				if !hasValue && i+1 < len(rest) {
-					i++
-					value = rest[i]
-				}
-				filters = append(filters, name+"="+value)
-			case (valueFlags[name] || filterFlags[name]) && !hasValue && i+1 < len(rest):
-				i++
+		switch {
+		case a == "--":
+		case strings.HasPrefix(a, "-"):
+			var f string
+			f, i = flagFilter(rest, i, test)
+			if f != "" {
+				filters = append(filters, f)
 			}
-			continue
-		}
-		if m := reLineSuffix.FindStringSubmatch(a); m != nil {
+		case reLineSuffix.MatchString(a): // mix test file.exs:12, rspec ./x_spec.rb:3
+			m := reLineSuffix.FindStringSubmatch(a)
 			s.paths = append(s.paths, cleanScopePath(m[1]))
 			filters = append(filters, ":"+m[2])
-			continue
-		}
-		if base == "cargo" && test && !looksLikePath(a) {
+		case key == "cargo test" && test && !looksLikePath(a):
 			filters = append(filters, a) // cargo test NAME filters by name
-			continue
+		default:
+			s.paths = append(s.paths, cleanScopePath(a))
 		}
-		s.paths = append(s.paths, cleanScopePath(a))
 	}
 	s.filter = strings.Join(filters, " ")
 	if p := s.paths; !test && len(p) > 0 && (strings.Contains(p[0], "/") || reExt.MatchString(p[0])) &&
@@ -531,6 +609,42 @@ func commandScope(w []string, test bool) scope {
 		s.key += " " + s.paths[0]
 	}
 	return s
+}
+
+// scriptRunners take a script name after their subcommand: "npm run build"
+// and "npm run lint" are different commands.
+var scriptRunners = map[string]bool{"npm run": true, "npm run-script": true, "pnpm run": true, "pnpm exec": true,
+	"yarn run": true, "bun run": true}
+
+// commandKey is a command's program and subcommand ("go test", "npm run
+// build"), and the words after them.
+func commandKey(w []string) (string, []string) {
+	key := strings.TrimSuffix(path.Base(w[0]), ".exe")
+	rest := w[1:]
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") || looksLikePath(rest[0]) {
+		return key, rest
+	}
+	key, rest = key+" "+rest[0], rest[1:]
+	if scriptRunners[key] && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		key, rest = key+" "+rest[0], rest[1:]
+	}
+	return key, rest
+}
+
+// flagFilter reads the flag at rest[i]: for a test run, a filter flag
+// (-run X, -k X, --grep X) is returned as "name=value"; a flag's value
+// is skipped. It returns the index of the last word it used.
+func flagFilter(rest []string, i int, test bool) (string, int) {
+	name, value, hasValue := strings.Cut(rest[i], "=")
+	takesValue := (valueFlags[name] || filterFlags[name]) && !hasValue && i+1 < len(rest)
+	if takesValue {
+		i++
+		value = rest[i]
+	}
+	if filterFlags[name] && test {
+		return name + "=" + value, i
+	}
+	return "", i
 }
 
 func looksLikePath(a string) bool {
