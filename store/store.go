@@ -42,6 +42,8 @@ type Store struct {
 	// (WithoutRedaction) stores text as it comes. It compiles its rules at
 	// its first scan, so a store that only reads never does.
 	redactor *secrets.Redactor
+	// readOnly stores refuse every write (ReadOnly).
+	readOnly bool
 }
 
 func init() {
@@ -54,10 +56,13 @@ func init() {
 // busy_timeout so concurrent writers wait instead of failing, immediate
 // transactions so a read-then-write transaction takes the write lock up
 // front (deferred ones fail with SQLITE_BUSY at once, busy_timeout or not).
-func DSN(path string) string {
+func DSN(path string) string { return dsn(path, "", "immediate") }
+
+// dsn is DSN with more pragmas and another transaction lock mode.
+func dsn(path, pragmas, txlock string) string {
 	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
 	return u.String() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" + pragmas + "&_txlock=" + txlock + "&_time_format=sqlite"
 }
 
 // Open opens the ledger at path, creating its folder (0700) and file (0600)
@@ -68,6 +73,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open database: no path")
 	}
+	s := &Store{path: path, redactor: secrets.New()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.readOnly {
+		return openReadOnly(ctx, s)
+	}
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
@@ -75,10 +87,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, redactor: secrets.New()}
-	for _, o := range opts {
-		o(s)
-	}
+	s.db = db
 	// Processes that open a new database at once race to switch it to WAL
 	// and to migrate it; the loser may be told "busy" past busy_timeout.
 	if err := Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {

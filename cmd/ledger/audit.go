@@ -69,18 +69,14 @@ func printAudit(w io.Writer, rows []engine.AuditRow) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tTOOL CALLS")
-	var pre, calls []int64
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", humanTime(time.Time(r.At)), shortID(r.Session), r.Trigger,
 			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
-		if r.PreTokens != nil {
-			pre = append(pre, *r.PreTokens)
-		}
-		calls = append(calls, r.ToolCalls)
 	}
 	tw.Flush()
+	tot := engine.Totals(rows)
 	fmt.Fprintf(w, "\n%d compactions · median pre_tokens %s · median tool calls between compactions %s\n",
-		len(rows), median(pre), median(calls))
+		tot.Compactions, optInt(tot.MedianPreTokens), optInt(tot.MedianToolCalls))
 }
 
 func optInt(p *int64) string {
@@ -88,13 +84,4 @@ func optInt(p *int64) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
-}
-
-// median of xs as text, "-" for none.
-func median(xs []int64) string {
-	m, ok := engine.Median(xs)
-	if !ok {
-		return "-"
-	}
-	return fmt.Sprint(m)
 }

@@ -44,15 +44,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 }
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
-	s, err := app.Store(ctx)
-	if err != nil {
-		return err
-	}
-	project := opts.Project
-	if project != "" {
-		project = engine.AbsPath(project)
-	}
-	list, err := s.Sessions(ctx, store.SessionFilter{Project: project, Limit: opts.Limit})
+	list, err := app.Engine().Sessions(ctx, opts.Project, opts.Limit)
 	if err != nil {
 		return err
 	}

@@ -243,7 +243,8 @@ func removeFromEvent(doc []byte, event string) ([]byte, error) {
 // durably (renameio: a temporary file in the same folder, synced, renamed
 // over path; then the folder synced, so that the rename survives a crash
 // too), keeping the previous file as path.bak. A new file is owner-only;
-// an existing one keeps its mode.
+// an existing one keeps its mode. An edit that returns nil removes the
+// file (keeping path.bak).
 func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, err error) {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -263,6 +264,12 @@ func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, e
 		if err := os.WriteFile(path+".bak", old, 0o600); err != nil {
 			return false, fmt.Errorf("back up %s: %w", path, err)
 		}
+	}
+	if updated == nil {
+		if err := os.Remove(path); err != nil {
+			return false, fmt.Errorf("remove %s: %w", path, err)
+		}
+		return true, nil
 	}
 	if err := writeAtomic(path, updated, 0o600); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)

@@ -27,6 +27,18 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return json.Marshal(tt.UTC().Format(time.RFC3339))
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var tt time.Time
+	if string(b) != "null" {
+		if err := json.Unmarshal(b, &tt); err != nil {
+			return err
+		}
+	}
+	*t = Time(tt)
+	return nil
+}
+
 // SessionRow is one element of `ledger sessions --json`.
 type SessionRow struct {
 	ID          string `json:"id"`
@@ -48,6 +60,20 @@ func SessionRows(list []store.Session) []SessionRow {
 			Messages: x.Messages, Compactions: x.Compactions})
 	}
 	return out
+}
+
+// Sessions lists sessions, newest activity first: every one, or a
+// project's (a folder: sessions started in it or below it); at most limit
+// when limit > 0.
+func (e *Engine) Sessions(ctx context.Context, project string, limit int) ([]store.Session, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if project != "" {
+		project = AbsPath(project)
+	}
+	return st.Sessions(ctx, store.SessionFilter{Project: project, Limit: limit})
 }
 
 // Hit is one element of `ledger search --json`: its snippet plain.
@@ -140,6 +166,28 @@ func (e *Engine) Audit(ctx context.Context, sessionArg string, since time.Time) 
 			SummaryTokens: count(c.Summary), ToolCalls: c.ToolCalls})
 	}
 	return rows, nil
+}
+
+// AuditTotals sums up a compaction history: how many, the median context
+// before them, and the median tool calls between them.
+type AuditTotals struct {
+	Compactions int `json:"compactions"`
+	// MedianPreTokens is nil when no compaction recorded its pre_tokens.
+	MedianPreTokens *int64 `json:"median_pre_tokens"`
+	// MedianToolCalls is nil for no compactions.
+	MedianToolCalls *int64 `json:"median_tool_calls"`
+}
+
+// Totals sums up rows.
+func Totals(rows []AuditRow) AuditTotals {
+	var pre, calls []int64
+	for _, r := range rows {
+		if r.PreTokens != nil {
+			pre = append(pre, *r.PreTokens)
+		}
+		calls = append(calls, r.ToolCalls)
+	}
+	return AuditTotals{Compactions: len(rows), MedianPreTokens: nullInt(Median(pre)), MedianToolCalls: nullInt(Median(calls))}
 }
 
 func nullInt(v int64, ok bool) *int64 {

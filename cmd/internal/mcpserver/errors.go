@@ -1,0 +1,55 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// toolError is a tool's failure as the model reads it: one or two
+// sentences that say what was wrong and what to do, never a Go error with
+// paths, SQL or stack traces in it.
+type toolError struct{ msg string }
+
+func (e *toolError) Error() string { return e.msg }
+
+// usageErrorf is a bad argument the tool itself found.
+func usageErrorf(format string, args ...any) error {
+	return &toolError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errNoSession is a session argument that names no session.
+type errNoSession struct{ arg string }
+
+func (e errNoSession) Error() string { return "no session " + e.arg }
+
+// errNoProjectSession is a project with no session in the ledger.
+type errNoProjectSession struct{ project string }
+
+func (e errNoProjectSession) Error() string { return "no session of " + e.project }
+
+// toolErr turns what a tool's handler returned into the message a model
+// gets. Errors the model can act on (a bad argument, an unknown or
+// ambiguous session, nothing recorded yet) say how; anything else is
+// logged in full on stderr and reported without its internals.
+func (s *Server) toolErr(tool string, err error) error {
+	var te *toolError
+	var amb *store.AmbiguousError
+	var ns errNoSession
+	var np errNoProjectSession
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.As(err, &amb):
+		return &toolError{msg: fmt.Sprintf("session %q is ambiguous: it begins %d session ids (%s). Pass more of the id; the sessions tool lists them.",
+			amb.Prefix, len(amb.Candidates), strings.Join(amb.Candidates, ", "))}
+	case errors.As(err, &ns):
+		return &toolError{msg: fmt.Sprintf("no session %q in the ledger. Call the sessions tool to list the sessions it holds (pass a full id or a unique prefix of one); a session the ledger has not seen yet appears once its transcript is ingested (ledger's hooks, or `ledger ingest`).", ns.arg)}
+	case errors.As(err, &np):
+		return &toolError{msg: fmt.Sprintf("the ledger has no session of project %s yet. Call the sessions tool without a project to list every session it holds; a project's sessions appear once their transcripts are ingested (ledger's hooks, or `ledger ingest ~/.claude/projects ~/.codex/sessions`).", np.project)}
+	}
+	s.log.Error("tool failed", "tool", tool, "err", err)
+	return &toolError{msg: fmt.Sprintf("ledger's %s tool could not answer: the ledger's database failed (details on the server's stderr). Try again; if it keeps failing, run `ledger doctor`.", tool)}
+}
