@@ -214,3 +214,53 @@ func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
 	}
 	return v, nil
 }
+
+// OpenReadOnly opens an existing ledger for reading only: its connections
+// are opened read-only (mode=ro) and refuse writes (query_only), so a
+// front door that only shows the ledger (the web view) cannot change it. A
+// database whose schema is behind this binary's is migrated first, with a
+// read-write connection that is closed again; a missing file is an error,
+// never created.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	want, err := TargetVersion()
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	db, err := sqlx.Open("sqlite", readOnlyDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	have, err := schemaVersion(ctx, db)
+	if err == nil && have < want {
+		db.Close()
+		var rw *Store
+		if rw, err = Open(ctx, path, WithoutRedaction()); err != nil {
+			return nil, err
+		}
+		rw.Close()
+		if db, err = sqlx.Open("sqlite", readOnlyDSN(path)); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+		have, err = schemaVersion(ctx, db)
+	}
+	if err == nil && have > want {
+		err = fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", path, have, want)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// readOnlyDSN is DSN's connection for reading only.
+func readOnlyDSN(path string) string {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
+	return u.String() + "?mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)&_time_format=sqlite"
+}
