@@ -86,6 +86,7 @@ type ContextPoint struct {
 	Seq    int64        `db:"seq"`
 	At     sql.NullTime `db:"at"`
 	Tokens int64        `db:"tokens"`
+	Model  string       `db:"model"`
 }
 
 // ContextSeries lists the context in use at every API response of the
@@ -93,7 +94,7 @@ type ContextPoint struct {
 // usage on the session, not on messages: its series is empty.)
 func (s *Store) ContextSeries(ctx context.Context, sessionID string) ([]ContextPoint, error) {
 	var out []ContextPoint
-	if err := s.db.SelectContext(ctx, &out, `SELECT seq, at,
+	if err := s.db.SelectContext(ctx, &out, `SELECT seq, at, model,
 		coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0) AS tokens
 		FROM messages WHERE session_id = ? AND sidechain = 0 AND output_tokens IS NOT NULL ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("read context of %s: %w", sessionID, err)
@@ -102,8 +103,9 @@ func (s *Store) ContextSeries(ctx context.Context, sessionID string) ([]ContextP
 }
 
 // PeakContexts is the largest context in use at an API response of each
-// session's main conversation, for the sessions given (a listing's page).
-// Sessions with no usage are absent.
+// session's main conversation, or before one of its compactions (Codex
+// records usage on the session only), for the sessions given (a listing's
+// page). Sessions with neither are absent.
 func (s *Store) PeakContexts(ctx context.Context, sessionIDs []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	if len(sessionIDs) == 0 {
@@ -113,10 +115,12 @@ func (s *Store) PeakContexts(ctx context.Context, sessionIDs []string) (map[stri
 		SessionID string `db:"session_id"`
 		Peak      int64  `db:"peak"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT session_id,
-		max(coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)) AS peak
-		FROM messages WHERE session_id IN (`+placeholders(len(sessionIDs))+`) AND sidechain = 0 AND output_tokens IS NOT NULL
-		GROUP BY session_id`, anys(sessionIDs)...); err != nil {
+	in := placeholders(len(sessionIDs))
+	if err := s.db.SelectContext(ctx, &rows, `SELECT session_id, max(peak) AS peak FROM (
+		SELECT session_id, max(coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)) AS peak
+		FROM messages WHERE session_id IN (`+in+`) AND sidechain = 0 AND output_tokens IS NOT NULL GROUP BY session_id
+		UNION ALL SELECT session_id, max(pre_tokens) FROM compactions WHERE session_id IN (`+in+`) AND pre_tokens IS NOT NULL
+		GROUP BY session_id) GROUP BY session_id`, append(anys(sessionIDs), anys(sessionIDs)...)...); err != nil {
 		return nil, fmt.Errorf("read peak context: %w", err)
 	}
 	for _, r := range rows {

@@ -227,7 +227,11 @@ func measure(state handoff.Doc, text string, count func(string) int) LossSide {
 				bases[path.Base(f)]++
 			}
 			for _, f := range state.FilesModified {
-				add(f, t.coversFile(f, state.Project, bases[path.Base(f)] > 1))
+				shown := f // under the project, relative to it, as the handoff shows it
+				if state.Project != "" {
+					shown = strings.TrimPrefix(f, strings.TrimSuffix(state.Project, "/")+"/")
+				}
+				add(shown, t.coversFile(f, state.Project, bases[path.Base(f)] > 1))
 			}
 		case LossTasks:
 			for _, k := range state.Tasks {

@@ -104,6 +104,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (store.SearchRes
 
 // AuditRow is one element of `ledger audit --json`.
 type AuditRow struct {
+	// Compaction is the compaction's id (a viewer links to it; not in the
+	// contract's JSON).
+	Compaction    int64  `json:"-"`
 	Session       string `json:"session"`
 	At            Time   `json:"at"`
 	Trigger       string `json:"trigger"`
@@ -134,7 +137,7 @@ func (e *Engine) Audit(ctx context.Context, sessionArg string, since time.Time) 
 	count := compact.DefaultEstimator().Tokens
 	rows := make([]AuditRow, 0, len(list))
 	for _, c := range list {
-		rows = append(rows, AuditRow{Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger,
+		rows = append(rows, AuditRow{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger,
 			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
 			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid),
 			SummaryTokens: count(c.Summary), ToolCalls: c.ToolCalls})
