@@ -215,6 +215,7 @@ gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 		newRedactCmd(app),
 		newHooksCmd(app),
 		newHookCmd(app),
+		newServeCmd(app),
 	)
 	return root
 }
