@@ -1,11 +1,13 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -305,6 +307,10 @@ func (s *Server) compaction(w http.ResponseWriter, r *http.Request) {
 		if d.L.Summary != nil {
 			d.Summary = d.L.Summary.Text
 		}
+		// What the summary dropped first: it is what the page is for.
+		slices.SortStableFunc(d.Items, func(a, b lossItemRow) int {
+			return cmp.Compare(lost(a), lost(b))
+		})
 		return nil
 	}()
 	if err != nil {
@@ -312,6 +318,18 @@ func (s *Server) compaction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "compaction", page{Title: fmt.Sprintf("Compaction %d", d.L.Compaction), Nav: "audit", Data: d})
+}
+
+// lost orders a loss report's items: 0 for one the summary dropped, 1
+// for the handoff dropped it, 2 for one both kept.
+func lost(it lossItemRow) int {
+	switch {
+	case !it.SummaryKept:
+		return 0
+	case !it.HandoffKept:
+		return 1
+	}
+	return 2
 }
 
 // --- handoff
@@ -464,11 +482,16 @@ func highlight(snip string) template.HTML {
 
 type auditData struct {
 	Session, Since string
-	Rows           []engine.AuditRow
+	Count          int
+	Rows           []engine.AuditRow // this page's, newest first
 	Chart          template.HTML
 	MedianPre      string
 	MedianCalls    string
+	Prev, Next     string
 }
+
+// auditPerPage is how many compactions the audit table lists at once.
+const auditPerPage = 100
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -478,18 +501,39 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if d.Rows, err = s.e.Audit(r.Context(), d.Session, since); err != nil {
+		p, err := intParam(q, "page", 0)
+		if err != nil {
 			return err
 		}
+		all, err := s.e.AuditPage(r.Context(), d.Session, since, p, auditPerPage)
+		if err != nil {
+			return err
+		}
+		d.Count = len(all)
+		if p > 0 && p*auditPerPage >= len(all) {
+			return badf("page %d: %d compactions make %d page(s) (pages count from 0)", p, len(all), (len(all)+auditPerPage-1)/auditPerPage)
+		}
+		for i := len(all) - 1 - p*auditPerPage; i >= 0 && i >= len(all)-(p+1)*auditPerPage; i-- {
+			d.Rows = append(d.Rows, all[i])
+		}
+		pageLink := func(n int) string {
+			return link("/audit", "session", d.Session, "since", d.Since, "page", strconv.Itoa(n))
+		}
+		if p > 0 {
+			d.Prev = pageLink(p - 1)
+		}
+		if (p+1)*auditPerPage < len(all) {
+			d.Next = pageLink(p + 1)
+		}
 		var pre, calls []int64
-		for _, row := range d.Rows {
+		for _, row := range all {
 			if row.PreTokens != nil {
 				pre = append(pre, *row.PreTokens)
 			}
 			calls = append(calls, row.ToolCalls)
 		}
 		d.MedianPre, d.MedianCalls = median(pre), median(calls)
-		d.Chart = auditChart(d.Rows)
+		d.Chart = auditChart(all)
 		return nil
 	}()
 	if err != nil {

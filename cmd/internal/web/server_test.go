@@ -138,6 +138,7 @@ func TestPages(t *testing.T) {
 		{"GET", "/search?q=login&session=nosuch", 404, []string{"no session &#34;nosuch&#34;"}, nil},
 		{"GET", "/audit", 200, []string{"3</b> compactions", "pre-marker", "loss report"}, nil},
 		{"GET", "/audit?session=5c41", 200, []string{"1</b> compactions", "145,000"}, nil},
+		{"GET", "/audit?page=9", 400, []string{"page 9: 3 compactions make 1 page(s)"}, nil},
 		{"GET", "/audit?since=whenever", 400, []string{"since &#34;whenever&#34;"}, nil},
 		{"GET", "/audit?session=nosuch", 404, []string{"no session"}, nil},
 		{"GET", "/static/style.css", 200, []string{".compaction-marker"}, nil},
