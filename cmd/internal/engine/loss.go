@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
@@ -87,16 +88,7 @@ type Loss struct {
 // compaction with a native summary or a handoff of ledger's, oldest first,
 // of every session or of one (an id or prefix).
 func (e *Engine) LossReports(ctx context.Context, sessionArg string) ([]Loss, error) {
-	f := store.CompactionFilter{}
-	var err error
-	if f.SessionID, err = e.OptionalSessionID(ctx, sessionArg); err != nil {
-		return nil, err
-	}
-	st, err := e.Store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	list, err := st.Compactions(ctx, f)
+	st, list, err := e.compactions(ctx, sessionArg, time.Time{})
 	if err != nil {
 		return nil, err
 	}

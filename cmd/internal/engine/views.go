@@ -137,16 +137,7 @@ func (e *Engine) AuditPage(ctx context.Context, sessionArg string, since time.Ti
 // audit lists the history, counting the summary tokens of the rows counted
 // says (i of n).
 func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, counted func(i, n int) bool) ([]AuditRow, error) {
-	f := store.CompactionFilter{Since: since}
-	var err error
-	if f.SessionID, err = e.OptionalSessionID(ctx, sessionArg); err != nil {
-		return nil, err
-	}
-	st, err := e.Store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	list, err := st.Compactions(ctx, f)
+	_, list, err := e.compactions(ctx, sessionArg, since)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +153,22 @@ func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, 
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// compactions lists the compaction history, oldest first: every
+// session's, or one (an id or prefix), at or after since.
+func (e *Engine) compactions(ctx context.Context, sessionArg string, since time.Time) (*store.Store, []store.Compaction, error) {
+	f := store.CompactionFilter{Since: since}
+	var err error
+	if f.SessionID, err = e.OptionalSessionID(ctx, sessionArg); err != nil {
+		return nil, nil, err
+	}
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := st.Compactions(ctx, f)
+	return st, list, err
 }
 
 func nullInt(v int64, ok bool) *int64 {

@@ -67,6 +67,16 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// idStore reads the path's id and the store a page reads it from.
+func (s *Server) idStore(r *http.Request) (int64, *store.Store, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	st, err := s.e.Store(r.Context())
+	return id, st, err
+}
+
 // link builds a path with its query (empty values left out).
 func link(path string, kv ...string) string {
 	q := url.Values{}
@@ -337,11 +347,7 @@ func lost(it lossItemRow) int {
 func (s *Server) handoff(w http.ResponseWriter, r *http.Request) {
 	var doc handoff.Doc
 	err := func() error {
-		id, err := pathID(r)
-		if err != nil {
-			return err
-		}
-		st, err := s.e.Store(r.Context())
+		id, st, err := s.idStore(r)
 		if err != nil {
 			return err
 		}
@@ -363,11 +369,7 @@ func (s *Server) handoff(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) message(w http.ResponseWriter, r *http.Request) {
 	err := func() error {
-		id, err := pathID(r)
-		if err != nil {
-			return err
-		}
-		st, err := s.e.Store(r.Context())
+		id, st, err := s.idStore(r)
 		if err != nil {
 			return err
 		}
