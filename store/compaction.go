@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -20,7 +21,15 @@ type Compaction struct {
 	Source     string        `db:"source"`
 	HandoffID  sql.NullInt64 `db:"handoff_id"`
 	ToolCalls  int64         `db:"tool_calls"`
+	// BoundaryUUID is the transcript's compact_boundary (NULL for a hook
+	// or cli record no boundary completed); LogicalParentUUID is the last
+	// message before the cut, which may be absent from the ledger.
+	BoundaryUUID      sql.NullString `db:"boundary_uuid"`
+	LogicalParentUUID string         `db:"logical_parent_uuid"`
 }
+
+const compactionColumns = `id, session_id, at, trigger, pre_tokens, post_tokens, summary, source, handoff_id, tool_calls,
+	boundary_uuid, logical_parent_uuid`
 
 // CompactionFilter narrows the compaction history.
 type CompactionFilter struct {
@@ -30,8 +39,7 @@ type CompactionFilter struct {
 
 // Compactions lists compactions, oldest first.
 func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compaction, error) {
-	q := `SELECT id, session_id, at, trigger, pre_tokens, post_tokens, summary, source, handoff_id, tool_calls
-		FROM compactions WHERE 1 = 1`
+	q := `SELECT ` + compactionColumns + ` FROM compactions WHERE 1 = 1`
 	var args []any
 	if f.SessionID != "" {
 		q += ` AND session_id = ?`
@@ -50,6 +58,49 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 		out[i].At = out[i].At.UTC()
 	}
 	return out, nil
+}
+
+// CompactionByID returns one compaction, or ErrNotFound.
+func (s *Store) CompactionByID(ctx context.Context, id int64) (Compaction, error) {
+	var c Compaction
+	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("no compaction %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("read compaction %d: %w", id, err)
+	}
+	c.At = c.At.UTC()
+	return c, nil
+}
+
+// CutSeq is the seq of the last message of the session's main
+// conversation before a compaction's cut: the boundary's logical parent
+// when the ledger holds it, else the message before the first one that
+// follows the boundary (the summary, whose parent is the boundary), else
+// the last message at or before the compaction's time. ok is false when
+// no message precedes the cut.
+func (s *Store) CutSeq(ctx context.Context, c Compaction) (seq int64, ok bool, err error) {
+	var v sql.NullInt64
+	q := func(query string, args ...any) error {
+		if v.Valid {
+			return nil
+		}
+		return s.db.GetContext(ctx, &v, query, args...)
+	}
+	if c.LogicalParentUUID != "" {
+		err = q(`SELECT max(seq) FROM messages WHERE session_id = ? AND uuid = ?`, c.SessionID, c.LogicalParentUUID)
+	}
+	if err == nil && c.BoundaryUUID.Valid {
+		err = q(`SELECT min(seq) - 1 FROM messages WHERE session_id = ? AND parent_uuid = ?`, c.SessionID, c.BoundaryUUID.String)
+	}
+	if err == nil {
+		err = q(`SELECT max(seq) FROM messages WHERE session_id = ? AND sidechain = 0 AND at <= ?`, c.SessionID, c.At.UTC())
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("find the cut of compaction %d: %w", c.ID, err)
+	}
+	return v.Int64, v.Valid && v.Int64 >= 0, nil
 }
 
 // Mark sets a one-off marker of a session and reports whether it was not

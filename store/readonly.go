@@ -13,8 +13,9 @@ import (
 // ReadOnly opens a store that cannot write: SQLite itself refuses every
 // statement that would change the database (PRAGMA query_only), so a front
 // door that promises to only read (the MCP server's read tools) keeps that
-// promise whatever code runs behind it. Such a store neither creates nor
-// migrates the database: open it read-write once first (Open does both).
+// promise whatever code runs behind it. Such a store never creates the
+// database; one whose schema is behind this binary's is migrated first,
+// on a read-write connection closed again.
 func ReadOnly() Option {
 	return func(s *Store) {
 		s.readOnly = true
@@ -49,13 +50,24 @@ func openReadOnly(ctx context.Context, s *Store) (*Store, error) {
 		return nil, fmt.Errorf("read migrations: %w", err)
 	}
 	have, err := schemaVersion(ctx, db)
+	if err == nil && have < want {
+		db.Close()
+		var rw *Store
+		if rw, err = Open(ctx, s.path, WithoutRedaction()); err != nil {
+			return nil, err
+		}
+		rw.Close()
+		if db, err = sqlx.Open("sqlite", readOnlyDSN(s.path)); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", s.path, err)
+		}
+		have, err = schemaVersion(ctx, db)
+	}
+	if err == nil && have > want {
+		err = fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.path, have, want)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
-	}
-	if have != want {
-		db.Close()
-		return nil, fmt.Errorf("database %s has schema version %d, this ledger needs %d: open it read-write once (ledger init) to migrate it", s.path, have, want)
 	}
 	s.db = db
 	return s, nil

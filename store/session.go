@@ -38,8 +38,14 @@ type SessionFilter struct {
 	Projects []string
 	// Exclude leaves out one session (the one asking).
 	Exclude string
-	// Limit caps the number of sessions (0: no cap).
-	Limit int
+	// Source keeps one agent's sessions ("claude" or "codex").
+	Source string
+	// Since and Until keep sessions whose latest activity is at or after
+	// Since and before Until (zero: no bound).
+	Since, Until time.Time
+	// Limit caps the number of sessions (0: no cap); Offset skips the
+	// first ones (a listing's later pages).
+	Limit, Offset int
 }
 
 // Sessions lists sessions, newest activity first.
@@ -65,13 +71,29 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		where = append(where, `id <> ?`)
 		args = append(args, f.Exclude)
 	}
+	if f.Source != "" {
+		where = append(where, `source = ?`)
+		args = append(args, f.Source)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, `last_at >= ?`)
+		args = append(args, f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		where = append(where, `last_at < ?`)
+		args = append(args, f.Until.UTC())
+	}
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` ORDER BY last_at IS NULL, last_at DESC, id`
-	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit)
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := f.Limit
+		if limit <= 0 {
+			limit = -1 // SQLite: no limit
+		}
+		q += ` LIMIT ? OFFSET ?`
+		args = append(args, limit, f.Offset)
 	}
 	var out []Session
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {

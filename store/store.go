@@ -223,3 +223,8 @@ func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
 	}
 	return v, nil
 }
+
+// OpenReadOnly opens an existing ledger for reading only (see ReadOnly).
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	return Open(ctx, path, ReadOnly())
+}

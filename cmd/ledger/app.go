@@ -216,6 +216,7 @@ gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 		newHooksCmd(app),
 		newHookCmd(app),
 		newMCPCmd(app),
+		newServeCmd(app),
 	)
 	return root
 }

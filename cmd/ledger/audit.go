@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 type auditOptions struct {
 	Session string
 	Since   string
+	Loss    bool
 	JSON    bool
 }
 
@@ -29,10 +31,19 @@ the handoff written for it, the size of the compaction summary and the tool call
 since the previous compaction. The human output ends with totals.
 
 SESSION is a full session id or a unique prefix. --since takes a date
-(2026-01-31), an RFC 3339 time, or a duration back from now (36h, 7d).`,
+(2026-01-31), an RFC 3339 time, or a duration back from now (36h, 7d).
+
+--loss reports, for every compaction with a summary (Claude Code's after
+compact_boundary, Codex's compacted item) or a handoff of ledger's, what the
+state of the work at the cut held and which of it the summary kept and
+dropped: modified files, open tasks, open errors, user requests, decisions.
+The state is the handoff ledger extracts from the messages before the cut;
+beside the summary, the same check of that handoff (or of the one ledger
+wrote for the compaction), with both sizes in tokens.`,
 		Example: `  ledger audit
   ledger audit 258c7280 --json
-  ledger audit --since 7d`,
+  ledger audit --since 7d
+  ledger audit --loss 258c7280`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -42,11 +53,18 @@ SESSION is a full session id or a unique prefix. --since takes a date
 		},
 	}
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only compactions at or after `time` (date, RFC 3339, or 7d/36h ago)")
+	cmd.Flags().BoolVar(&opts.Loss, "loss", false, "what each compaction's summary kept and dropped of the state of the work")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
+	if opts.Loss {
+		if opts.Since != "" {
+			return usagef("--loss reports every compaction of the session: --since does not apply")
+		}
+		return runLoss(ctx, app, opts)
+	}
 	since, err := parseTimeFlag("--since", opts.Since, time.Now())
 	if err != nil {
 		return err
@@ -84,4 +102,70 @@ func optInt(p *int64) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
+}
+
+func runLoss(ctx context.Context, app *App, opts *auditOptions) error {
+	reports, err := app.Engine().LossReports(ctx, opts.Session)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(app.Stdout, reports)
+	}
+	printLoss(app.Stdout, reports)
+	return nil
+}
+
+// printLoss prints each report: the counts per section side by side, then
+// what the summary dropped.
+func printLoss(w io.Writer, reports []engine.Loss) {
+	if len(reports) == 0 {
+		fmt.Fprintln(w, "no compactions with a summary or a handoff")
+		return
+	}
+	for i, l := range reports {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "compaction %d · %s · %s · %s · %s tokens before · cut after %d messages\n", l.Compaction,
+			shortID(l.Session), humanTime(time.Time(l.At)), l.Trigger, optInt(l.PreTokens), l.CutMessages)
+		hname := "ledger handoff (extracted at the cut)"
+		if l.Handoff.ID != nil {
+			hname = fmt.Sprintf("ledger handoff %d", *l.Handoff.ID)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		if l.Summary != nil {
+			fmt.Fprintf(tw, "\tSUMMARY\tHANDOFF\n")
+			fmt.Fprintf(tw, "tokens\t%d\t%d\n", l.Summary.Tokens, l.Handoff.Tokens)
+			for j, sec := range l.Summary.Sections {
+				h := l.Handoff.Sections[j]
+				fmt.Fprintf(tw, "%s\t%d/%d kept\t%d/%d kept\n", sec.Name, sec.Kept, sec.Kept+sec.Dropped, h.Kept, h.Kept+h.Dropped)
+			}
+			fmt.Fprintf(tw, "all\t%d kept, %d dropped\t%d kept, %d dropped\n", l.Summary.Kept, l.Summary.Dropped, l.Handoff.Kept, l.Handoff.Dropped)
+		} else {
+			fmt.Fprintf(tw, "\tHANDOFF\n")
+			fmt.Fprintf(tw, "tokens\t%d\n", l.Handoff.Tokens)
+			for _, h := range l.Handoff.Sections {
+				fmt.Fprintf(tw, "%s\t%d/%d kept\n", h.Name, h.Kept, h.Kept+h.Dropped)
+			}
+			fmt.Fprintf(tw, "all\t%d kept, %d dropped\n", l.Handoff.Kept, l.Handoff.Dropped)
+		}
+		tw.Flush()
+		printDropped(w, "summary", l.Summary)
+		printDropped(w, hname, &l.Handoff.LossSide)
+	}
+}
+
+func printDropped(w io.Writer, name string, side *engine.LossSide) {
+	if side == nil || side.Dropped == 0 {
+		return
+	}
+	fmt.Fprintf(w, "dropped by the %s:\n", name)
+	for _, sec := range side.Sections {
+		for _, it := range sec.Items {
+			if !it.Kept {
+				fmt.Fprintf(w, "  - %s: %s\n", strings.TrimSuffix(sec.Name, "s"), truncate(oneLine(it.Text), 110))
+			}
+		}
+	}
 }

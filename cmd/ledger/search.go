@@ -72,21 +72,10 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project
-	switch opts.Kind {
-	case "", store.KindMessage, store.KindHandoff, store.KindCompaction, store.KindNote:
-		req.Kind = opts.Kind
-	default:
-		return usagef("--kind %q: want message, handoff, compaction or note", opts.Kind)
+	if err := engine.CheckSearch(opts.Kind, opts.Role, opts.Limit); err != nil {
+		return usagef("--%v", err)
 	}
-	switch opts.Role {
-	case "", "user", "assistant", "system", "tool":
-		req.Role = opts.Role
-	default:
-		return usagef("--role %q: want user, assistant, system or tool", opts.Role)
-	}
-	if opts.Limit < 1 {
-		return usagef("--limit must be at least 1, not %d", opts.Limit)
-	}
+	req.Kind, req.Role = opts.Kind, opts.Role
 	var err error
 	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
 		return err
