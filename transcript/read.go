@@ -46,12 +46,16 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		startLine = 1
 		res.NextLine = 1
 	}
+	emit := func(rec Record) error {
+		scrubNUL(&rec)
+		return fn(rec)
+	}
 	var p parser
 	switch st.Format {
 	case FormatClaude:
-		p = newClaudeParser(st, fn)
+		p = newClaudeParser(st, emit)
 	case FormatCodex:
-		p = newCodexParser(st, fn)
+		p = newCodexParser(st, emit)
 	default:
 		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
 	}

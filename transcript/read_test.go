@@ -807,3 +807,59 @@ func TestStateJSON(t *testing.T) {
 		t.Errorf("state JSON is %d bytes", len(b))
 	}
 }
+
+// TestEscapedNULRemoved: a NUL written as the escape \u0000 is removed as
+// a raw NUL byte is, from every string a record carries (text, thinking,
+// tool names, inputs and output, titles, summaries, session facts), in
+// both formats; an escaped backslash followed by u0000 is text and stays.
+func TestEscapedNULRemoved(t *testing.T) {
+	claude := `{"type":"summary","summary":"ti\u0000tle","leafUuid":"x"}
+{"type":"user","uuid":"u1","sessionId":"s\u0000","cwd":"/tmp/a\u0000b","gitBranch":"ma\u0000in","message":{"role":"user","content":"a\u0000b \\u0000 kept"}}
+{"type":"assistant","uuid":"u2","sessionId":"s","message":{"role":"assistant","model":"m\u0000","content":[{"type":"thinking","thinking":"th\u0000ink"},{"type":"tool_use","id":"t\u00001","name":"Ba\u0000sh","input":{"command":"ls \u0000/tmp","note":"\\u0000"}}]}}
+{"type":"user","uuid":"u3","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out\u0000put"}]}]}}
+{"type":"user","uuid":"u4","sessionId":"s","isCompactSummary":true,"message":{"role":"user","content":"sum\u0000mary"}}
+`
+	codex := `{"timestamp":"2026-03-02T09:00:00Z","type":"session_meta","payload":{"id":"c\u0000x","cwd":"/tmp/c\u0000"}}
+{"timestamp":"2026-03-02T09:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hel\u0000lo"}]}}
+{"timestamp":"2026-03-02T09:00:02Z","type":"response_item","payload":{"type":"function_call","name":"sh\u0000ell","arguments":"{\"command\":[\"ls\",\"\\u0000x\"]}","call_id":"c1"}}
+{"timestamp":"2026-03-02T09:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"do\u0000ne"}}
+{"timestamp":"2026-03-02T09:00:04Z","type":"compacted","payload":{"message":"sum\u0000mary"}}
+`
+	for _, tc := range []struct {
+		f    Format
+		data string
+	}{{FormatClaude, claude}, {FormatCodex, codex}} {
+		t.Run(string(tc.f), func(t *testing.T) {
+			recs, res, _ := readBytes(t, tc.f, []byte(tc.data))
+			if res.Skipped != 0 || len(recs) < 4 {
+				t.Fatalf("%d records, %+v", len(recs), res)
+			}
+			b, err := json.Marshal(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A NUL in any string marshals as \u0000; the kept text as \\u0000.
+			if n := bytes.Count(b, []byte(`\u0000`)) - bytes.Count(b, []byte(`\\u0000`)); n != 0 {
+				t.Errorf("%d NULs left in the records: %s", n, b)
+			}
+			for _, r := range recs {
+				for _, blk := range messageBlocks(r) {
+					if strings.Contains(blk.Input, `\u0000`) && !strings.Contains(blk.Input, `\\u0000`) {
+						t.Errorf("escaped NUL left in a tool input: %s", blk.Input)
+					}
+				}
+			}
+		})
+	}
+	recs, _, _ := readBytes(t, FormatClaude, []byte(claude))
+	if got := recs[0].Message.Text(); got != `ab \u0000 kept` {
+		t.Errorf("text = %q, want the NUL gone and the escaped backslash kept", got)
+	}
+}
+
+func messageBlocks(r Record) []compact.Block {
+	if r.Message == nil {
+		return nil
+	}
+	return r.Message.Blocks
+}

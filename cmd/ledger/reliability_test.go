@@ -625,6 +625,7 @@ func TestIngestBadLines(t *testing.T) {
 		"[1,2,3]\n",
 		strings.Replace(msg("u3", "user", "bad utf8 here: X end"), "X", "\xff\xfe", 1),
 		strings.Replace(msg("u4", "user", "nul bytes: X end"), "X", "\x00\x00", 1),
+		msg("u4e", "user", "escaped nul: \x00 end"), // json.Marshal writes the NUL as \u0000
 		`{"type":"brand-new-kind","sessionId":"` + session + `","whatever":[1]}` + "\n",
 		msg("u5", "user", huge),
 		msg("u6", "assistant", "after the junk"),
@@ -636,10 +637,10 @@ func TestIngestBadLines(t *testing.T) {
 	appendFile(t, filepath.Join(dir, "empty.jsonl"), nil)
 
 	got := ingestBin(t, home, db, dir)
-	if got.Messages != 5 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
+	if got.Messages != 6 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
 		got.Skips[0].Line != 2 || got.Skips[0].Reason != "invalid json" ||
 		got.Skips[1].Line != 3 || got.Skips[1].Reason != "not a claude record" || len(got.Unrecognized) != 0 {
-		t.Errorf("ingest = %+v; want 5 messages, lines 2 (invalid json) and 3 (not a claude record) skipped", got)
+		t.Errorf("ingest = %+v; want 6 messages, lines 2 (invalid json) and 3 (not a claude record) skipped", got)
 	}
 	s, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -647,10 +648,10 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	defer s.Close()
 	var texts []string
-	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
+	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4', 'u4e') ORDER BY uuid`); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end"}; !slicesEqual(texts, want) {
+	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end", "escaped nul:  end"}; !slicesEqual(texts, want) {
 		t.Errorf("repaired texts = %q, want %q", texts, want)
 	}
 	var n int
