@@ -259,6 +259,19 @@ func (w *Writer) Prepare(m compact.Message) PreparedMessage {
 	return p
 }
 
+// Size is about how many bytes the prepared message holds: its texts,
+// tool inputs, search text and blocks JSON.
+func (p PreparedMessage) Size() int {
+	n := len(p.text)
+	if s, ok := p.blocks.(string); ok {
+		n += len(s)
+	}
+	for _, b := range p.m.Blocks {
+		n += len(b.Text) + len(b.Input)
+	}
+	return n
+}
+
 // AddMessage stores a message unless the session already has its uuid.
 // It reports whether the message was new.
 func (w *Writer) AddMessage(ctx context.Context, m compact.Message) (bool, error) {

@@ -20,13 +20,10 @@ var (
 	ErrEmpty = errors.New("empty transcript")
 )
 
-const (
-	// detectLines is how many non-blank lines Detect looks at.
-	detectLines = 20
-	// detectMaxLine is the longest line Detect decodes; a longer one (a
-	// pasted image, a huge tool output) is passed over unread.
-	detectMaxLine = 64 << 20
-)
+// detectLines is how many non-blank lines Detect looks at. A long one (a
+// pasted image, a huge tool output) is read as Read reads it, its long
+// texts cut (see maxWholeLine): its type is still there to be seen.
+const detectLines = 20
 
 // codexTypes are the top-level types of Codex rollout lines.
 var codexTypes = map[string]bool{
@@ -58,19 +55,21 @@ type detectLine struct {
 // lines returns ErrEmpty; input where no line decides returns an error
 // wrapping ErrUnknownFormat that says why.
 func Detect(r io.Reader) (Format, error) {
-	br := bufio.NewReaderSize(r, readBufferSize)
-	var buf []byte
+	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize), partial: true}
 	seen, lineNo := 0, 0
 	firstReason := ""
 	for seen < detectLines {
-		line, tooLong, err := readCapped(br, &buf, detectMaxLine)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("detect format: %w", err)
-		}
-		eof := err != nil
-		if len(line) == 0 && eof && !tooLong {
+		line, _, err := lr.next()
+		var tl errLineTooLong
+		tooLong := errors.As(err, &tl)
+		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil && !tooLong {
+			return "", fmt.Errorf("detect format: %w", err)
+		}
+		eof := len(line) > 0 && line[len(line)-1] != '\n'
+		line = trimEOL(line)
 		lineNo++
 		// Blank is decided before repair, as Read does: a line of NUL
 		// bytes is bad input, not an empty line.
@@ -124,28 +123,6 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 		return FormatClaude, ""
 	}
 	return "", fmt.Sprintf("unknown type %q", d.Type)
-}
-
-// readCapped reads one line (an unterminated last one too) into *buf,
-// keeping at most max bytes; the rest of a longer line is read and dropped,
-// and tooLong reports it. err is io.EOF at the end of input.
-func readCapped(br *bufio.Reader, buf *[]byte, max int) (line []byte, tooLong bool, err error) {
-	*buf = (*buf)[:0]
-	for {
-		b, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(*buf)+len(b) > max {
-				tooLong = true
-				*buf = (*buf)[:0]
-			} else {
-				*buf = append(*buf, b...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return *buf, tooLong, err
-	}
 }
 
 // DetectFile opens path and detects its format (see Detect).

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
@@ -22,6 +24,12 @@ const headLen = 4096
 
 // recordBatch is how many records the reader hands the writer at a time.
 const recordBatch = 256
+
+// maxInFlight bounds the bytes of prepared messages the reader may have
+// handed the writer and the writer not yet written: batches of big
+// messages (a line of a few MB each) would otherwise pile up in the
+// channel, eight batches of 256.
+const maxInFlight = 16 << 20
 
 // FileStats is what ingesting one file added and skipped.
 type FileStats struct {
@@ -200,38 +208,49 @@ func newCursor(f *os.File, fi os.FileInfo, path string, st transcript.State, res
 func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []preparedRecord, 8)
+	batches := make(chan batch, 8)
+	inFlight := semaphore.NewWeighted(maxInFlight)
 	var res transcript.Result
 	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer close(batches)
-		batch := make([]preparedRecord, 0, recordBatch)
+		var b batch
 		last := start
+		send := func() error {
+			// Bytes over the budget wait for the writer; a batch bigger
+			// than the whole budget waits for it to be empty.
+			if err := inFlight.Acquire(ctx, min(b.bytes, maxInFlight)); err != nil {
+				return err
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				inFlight.Release(min(b.bytes, maxInFlight))
+				return ctx.Err()
+			}
+			b = batch{}
+			return nil
+		}
 		res, readErr = transcript.Read(ctx, r, st, start, line, func(rec transcript.Record) error {
 			p := preparedRecord{Record: rec}
 			if rec.Message != nil {
 				p.msg = w.Prepare(*rec.Message)
+				b.bytes += int64(p.msg.Size())
 			}
-			batch = append(batch, p)
-			if len(batch) < recordBatch {
+			b.recs = append(b.recs, p)
+			if len(b.recs) < recordBatch && b.bytes < maxInFlight/4 {
 				return nil
 			}
 			if in.progress != nil {
 				in.progress(rec.Offset - last)
 				last = rec.Offset
 			}
-			select {
-			case batches <- batch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			batch = make([]preparedRecord, 0, recordBatch)
-			return nil
+			return send()
 		})
-		if readErr == nil && len(batch) > 0 {
-			batches <- batch
+		if readErr == nil && len(b.recs) > 0 {
+			readErr = send()
 		}
 		if in.progress != nil && readErr == nil {
 			in.progress(res.End - last)
@@ -239,22 +258,29 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 	}()
 	var writeErr error
 	var roots projectRoots
-	for batch := range batches {
-		if writeErr != nil {
-			continue // drain so the reader can finish
-		}
-		for _, rec := range batch {
+	for b := range batches {
+		for _, rec := range b.recs {
+			if writeErr != nil {
+				break // drain so the reader can finish
+			}
 			if writeErr = writeRecord(ctx, w, rec, &roots); writeErr != nil {
 				cancel()
-				break
 			}
 		}
+		inFlight.Release(min(b.bytes, maxInFlight))
 	}
 	<-done
 	if writeErr != nil {
 		return res, writeErr
 	}
 	return res, readErr
+}
+
+// batch is records handed to the writer at once, with the bytes of their
+// prepared messages.
+type batch struct {
+	recs  []preparedRecord
+	bytes int64
 }
 
 // preparedRecord is a record with its message prepared for the writer.
