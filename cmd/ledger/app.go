@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
@@ -132,7 +133,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (app *App) run(ctx context.Context, args []string) int {
 	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)
-	root.SetArgs(args)
+	root.SetArgs(queryArgs(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -227,4 +228,56 @@ func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// queryAnnotation marks a command whose positional arguments are a query
+// that may start with '-' (search's -word and -"a phrase" exclusions).
+const queryAnnotation = "ledger/query"
+
+// queryArgs moves the words of a query command (queryAnnotation) that are
+// not its flags, or a flag's value, after a "--", in their order, so that
+// `ledger search -docker` searches instead of failing on a flag -d. Long
+// flags (--json, --kind message) and -h stay flags wherever they are; an
+// unknown long flag stays one too, and its error shows the -- form.
+func queryArgs(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.Annotations[queryAnnotation] == "" {
+		return args
+	}
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	var out, query []string
+	named := false // the command's name was seen
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			query = append(query, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			out = append(out, a)
+			name, _, withValue := strings.Cut(a[2:], "=")
+			if f := lookup(name); f != nil && !withValue && f.NoOptDefVal == "" && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+		case !named && strings.HasPrefix(a, "-"):
+			out = append(out, a)
+		case !named:
+			named = a == cmd.Name()
+			out = append(out, a)
+		case a == "-h":
+			out = append(out, a)
+		default:
+			query = append(query, a)
+		}
+	}
+	if len(query) == 0 {
+		return out
+	}
+	return append(append(out, "--"), query...)
 }
