@@ -15,21 +15,30 @@ import (
 // ingest --json`), then what a user needs to act on: which lines were
 // skipped and why, which files were not transcripts, which failed.
 type IngestSummary struct {
-	Files        int          `json:"files"`
-	Sessions     int          `json:"sessions"`
-	Messages     int          `json:"messages"`
-	Compactions  int          `json:"compactions"`
-	SkippedLines int          `json:"skipped_lines"`
-	Redacted     int          `json:"redacted"` // secrets replaced with [REDACTED:<kind>]
-	FilesSeen    int          `json:"files_seen"`
-	Bytes        int64        `json:"bytes"`
-	Skips        []FileSkip   `json:"skips"`
-	Unrecognized []string     `json:"unrecognized"`
-	Failed       []FileFailed `json:"failed"`
+	Files        int   `json:"files"`
+	Sessions     int   `json:"sessions"`
+	Messages     int   `json:"messages"`
+	Compactions  int   `json:"compactions"`
+	SkippedLines int   `json:"skipped_lines"`
+	Redacted     int   `json:"redacted"` // secrets replaced with [REDACTED:<kind>]
+	FilesSeen    int   `json:"files_seen"`
+	Bytes        int64 `json:"bytes"`
+	// Skips lists the first skipped lines of each file (at most
+	// transcript.MaxSkipsListed a file); SkipsNotListed counts the others:
+	// together they are SkippedLines.
+	Skips          []FileSkip   `json:"skips"`
+	SkipsNotListed int          `json:"skips_not_listed"`
+	Unrecognized   []string     `json:"unrecognized"`
+	Failed         []FileFailed `json:"failed"`
 	// Explicit are the unrecognized files named on the command line rather
 	// than found in a folder: an error, not a warning.
 	Explicit map[string]bool `json:"-"`
+	// notListed is SkipsNotListed by file.
+	notListed map[string]int
 }
+
+// NotListed is how many of a file's skipped lines Skips does not list.
+func (s IngestSummary) NotListed(file string) int { return s.notListed[file] }
 
 // Started tells whether the ingest got as far as reading files.
 func (s IngestSummary) Started() bool { return s.Skips != nil }
@@ -128,6 +137,13 @@ func (s *IngestSummary) add(fs FileStats) {
 	s.SkippedLines += fs.Skipped
 	for _, sk := range fs.Skips {
 		s.Skips = append(s.Skips, FileSkip{fs.Path, sk.Line, sk.Reason})
+	}
+	if more := fs.Skipped - len(fs.Skips); more > 0 {
+		s.SkipsNotListed += more
+		if s.notListed == nil {
+			s.notListed = map[string]int{}
+		}
+		s.notListed[fs.Path] += more
 	}
 }
 
