@@ -32,7 +32,13 @@ type App struct {
 	cpuProfile string
 	noRedact   bool
 	engine     *engine.Engine
+	// reader is set by commands that only read: they open the ledger
+	// read-only (store.OpenReader), and so work on one they cannot write.
+	reader bool
 }
+
+// reads says the command only reads the ledger.
+func (a *App) reads() { a.reader = true }
 
 // DBPath is the database path: --db, else the environment's
 // (engine.DBPath).
@@ -72,6 +78,13 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	var opts []store.Option
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
+	}
+	if a.reader {
+		s, err := store.OpenReader(ctx, path, opts...)
+		if err == nil && s.Stale() {
+			fmt.Fprintf(a.Stderr, "ledger: warning: %s-wal cannot be read from here: what was written since its last checkpoint is not shown\n", path)
+		}
+		return s, err
 	}
 	return store.Open(ctx, path, opts...)
 }

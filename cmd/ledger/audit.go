@@ -47,6 +47,7 @@ SESSION is a full session id or a unique prefix. --since takes a date
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
+	app.reads()
 	since, err := parseTimeFlag("--since", opts.Since, time.Now())
 	if err != nil {
 		return err

@@ -4,9 +4,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentledger/ledger/store"
 )
 
 // The second round of reliability tests (issue 19): what an attacker or an
@@ -107,5 +111,133 @@ func TestLongLineBoundedMemory(t *testing.T) {
 	}
 	if fi, err := os.Stat(db); err != nil || fi.Size() > 20<<20 {
 		t.Errorf("database of %v bytes (%v) for one cut message", fi.Size(), err)
+	}
+}
+
+// readOnlyWays are the ways a ledger is read-only that this machine can
+// make: a file and folder of another user (run as nobody when the tests
+// run as root; else the test's own files made read-only, which root would
+// ignore), and a read-only mount (root only: a bind mount in a mount
+// namespace of its own, where unshare allows one).
+func readOnlyWays(t *testing.T, dir string) map[string]func(args ...string) *exec.Cmd {
+	t.Helper()
+	ways := map[string]func(args ...string) *exec.Cmd{}
+	if os.Geteuid() != 0 {
+		for _, p := range []string{dir, filepath.Join(dir, "ledger.db")} {
+			mode := os.FileMode(0o444)
+			if p == dir {
+				mode = 0o555
+			}
+			if err := os.Chmod(p, mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o700) })
+		ways["read-only file and folder"] = func(args ...string) *exec.Cmd { return exec.Command(ledgerBin, args...) }
+		return ways
+	}
+	// nobody must reach the binary and the ledger, and only read them.
+	for p := dir; p != "/" && p != "."; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o005 != 0o005 {
+			os.Chmod(p, fi.Mode().Perm()|0o055)
+		}
+	}
+	os.Chmod(filepath.Dir(ledgerBin), 0o755)
+	os.Chmod(filepath.Join(dir, "ledger.db"), 0o644)
+	ways["another user's ledger"] = func(args ...string) *exec.Cmd {
+		c := exec.Command(ledgerBin, args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return c
+	}
+	mount := func(args ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-m", "sh", "-c", `mount --bind -o ro "$0" "$0" && exec "$@"`, dir, ledgerBin}, args...)...)
+	}
+	if err := mount("version").Run(); err == nil {
+		ways["read-only mount"] = mount
+	} else {
+		t.Logf("no read-only mount here (unshare: %v)", err)
+	}
+	return ways
+}
+
+// TestReadOnlyLedger: a ledger this process cannot write (another user's,
+// a copy on a read-only mount) can be read by every read command, with and
+// without a writer's WAL beside it; a command that writes says so in one
+// line.
+func TestReadOnlyLedger(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "data")
+	db := filepath.Join(dir, "ledger.db")
+	project := filepath.Join(home, "src", "payments")
+	os.MkdirAll(project, 0o700)
+	transcript := sampleInProject(t, home, project, sampleSession)
+	if r := runBin(t, home, "", "--db", db, "ingest", transcript, filepath.Join(sampleDir(t), "codex")); r.code != 0 {
+		t.Fatalf("ingest: %s", r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", db, "compact", sampleSession[:8]); r.code != 0 {
+		t.Fatalf("compact: %s", r.stderr)
+	}
+	reads := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions", "--json"}, sampleSession},
+		{[]string{"search", "--json", "reserve"}, `"kind": "message"`},
+		{[]string{"audit", "--json"}, `"trigger": "auto"`},
+		{[]string{"handoff", "list", "--json"}, sampleSession},
+		{[]string{"handoff", "show", sampleSession[:8], "--json"}, `"markdown"`},
+		{[]string{"resume", sampleSession[:8]}, "# Resume"},
+		{[]string{"version", "--json"}, `"schema_version"`},
+		{[]string{"doctor", "--json"}, `"read_only": true`},
+	}
+	check := func(t *testing.T, run func(args ...string) *exec.Cmd) {
+		t.Helper()
+		for _, rd := range reads {
+			c := run(append([]string{"--db", db}, rd.args...)...)
+			c.Env = binEnv(home)
+			var out, errb bytes.Buffer
+			c.Stdout, c.Stderr = &out, &errb
+			if err := c.Run(); err != nil || errb.Len() > 0 || !strings.Contains(out.String(), rd.want) {
+				t.Errorf("%s: %v, stderr %q, stdout %.200q (want %q)", strings.Join(rd.args, " "), err, errb.String(), out.String(), rd.want)
+			}
+		}
+		c := run("--db", db, "ingest", filepath.Join(sampleDir(t), "codex"))
+		c.Env = binEnv(home)
+		out, err := c.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || strings.Count(string(out), "\n") != 1 ||
+			!strings.Contains(string(out), "read-only") {
+			t.Errorf("ingest into a read-only ledger: %v, %q; want exit 1 and one line saying it is read-only", err, out)
+		}
+	}
+	ways := readOnlyWays(t, dir)
+	for name, run := range ways {
+		t.Run(name, func(t *testing.T) { check(t, run) })
+	}
+	// A writer holds the ledger open (its WAL and shared memory beside it),
+	// and has written a session since its last checkpoint: readers see it.
+	if run, ok := ways["another user's ledger"]; ok {
+		t.Run("another user's ledger being written", func(t *testing.T) {
+			s, err := store.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			raw := rawDB(t, db)
+			if _, err := raw.Exec(`PRAGMA wal_autocheckpoint = 0`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(`INSERT INTO sessions (id, source, last_at) VALUES ('written-since', 'claude', '2026-03-03 00:00:00')`); err != nil {
+				t.Fatal(err)
+			}
+			for _, ext := range []string{"-wal", "-shm"} {
+				os.Chmod(db+ext, 0o644)
+			}
+			check(t, run)
+			c := run("--db", db, "sessions", "--json")
+			c.Env = binEnv(home)
+			if out, err := c.Output(); err != nil || !strings.Contains(string(out), "written-since") {
+				t.Errorf("the WAL's session is not seen: %v %.300s", err, out)
+			}
+		})
 	}
 }

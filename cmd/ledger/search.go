@@ -80,6 +80,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 }
 
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
+	app.reads()
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project
 	switch opts.Kind {

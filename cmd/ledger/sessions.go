@@ -44,6 +44,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 }
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
+	app.reads()
 	s, err := app.Store(ctx)
 	if err != nil {
 		return err

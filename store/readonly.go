@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ReadOnlyError is returned when a command that writes meets a ledger this
+// process cannot write: a copy on a read-only mount, a file or folder
+// owned by another user.
+type ReadOnlyError struct {
+	Path string
+	Err  error // why: permission denied, read-only file system, ...
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("%s is read-only (%v): this command writes to the ledger; read commands (sessions, search, audit, handoff, resume, version, doctor) work on it", e.Path, e.Err)
+}
+
+func (e *ReadOnlyError) Unwrap() error { return e.Err }
+
+// readOnlyOS tells whether err is the system refusing a write: a read-only
+// file system, or permissions.
+func readOnlyOS(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
+
+// readOnlySQLite tells whether err is SQLite unable to write the database
+// or to keep its WAL and shared-memory files beside it: SQLITE_READONLY and
+// its extended codes, or SQLITE_CANTOPEN.
+func readOnlySQLite(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 8, 14: // SQLITE_READONLY, SQLITE_CANTOPEN
+			return true
+		}
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "readonly database") || strings.Contains(msg, "unable to open database file")
+}
+
+// readDSN is the connection string of a read-only connection: mode=ro (no
+// journal_mode pragma, which would ask to write; deferred transactions,
+// which take no write lock), or immutable when SQLite cannot even keep
+// its shared-memory index beside the file (a read-only mount, a folder of
+// another user): nothing can write it then, and SQLite reads the file as
+// it is.
+func readDSN(path string, immutable bool) string {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
+	dsn := u.String() + "?mode=ro&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=deferred&_time_format=sqlite"
+	if immutable {
+		dsn += "&immutable=1"
+	}
+	return dsn
+}
+
+// OpenReader opens the ledger at path for a command that only reads. A
+// ledger that exists at the current schema is opened read-only, so that
+// reading works where writing cannot (and never writes by mistake); one
+// that does not exist yet, or needs migrating, is opened as Open does
+// (which says so in one line when it cannot write).
+//
+// Read-only first tries mode=ro, which sees what other processes commit,
+// WAL included. Where SQLite cannot keep its shared-memory file beside
+// the database, it reads the file as immutable; a WAL left beside it
+// (a writer that has not checkpointed) is then not seen, and Stale says
+// so.
+func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path")
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Open(ctx, path, opts...)
+	}
+	want, err := TargetVersion()
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var s *Store
+	var have int64
+	for _, immutable := range []bool{false, true} {
+		if s, have, err = openReadOnly(ctx, path, immutable, opts); err == nil || !readOnlySQLite(err) {
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case have == want:
+		return s, nil
+	case have > want:
+		s.Close()
+		return nil, fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", path, have, want)
+	}
+	s.Close()
+	return Open(ctx, path, opts...)
+}
+
+func openReadOnly(ctx context.Context, path string, immutable bool, opts []Option) (*Store, int64, error) {
+	db, err := sqlx.Open("sqlite", readDSN(path, immutable))
+	if err != nil {
+		return nil, 0, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, readOnly: true}
+	for _, o := range opts {
+		o(s)
+	}
+	have, err := schemaVersion(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, 0, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if immutable {
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+			s.stale = true
+		}
+	}
+	return s, have, nil
+}
+
+// ReadOnly tells whether the store was opened read-only (OpenReader).
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Stale tells whether a read-only store could not read the WAL beside the
+// database: what was committed since the last checkpoint is not seen.
+func (s *Store) Stale() bool { return s.stale }
+
+// writableFolder tells whether this process may create files in dir.
+func writableFolder(dir string) bool {
+	f, err := os.CreateTemp(dir, ".ledger-probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
+// readOnlyOpenError turns the error of Open's first statement into a
+// ReadOnlyError when it is SQLite unable to write the database or its WAL
+// because the file or its folder may not be written.
+func readOnlyOpenError(path string, err error) error {
+	if err == nil || !readOnlySQLite(err) {
+		return err
+	}
+	if !writableFolder(filepath.Dir(path)) {
+		return &ReadOnlyError{Path: path, Err: errors.New("its folder cannot be written")}
+	}
+	if f, ferr := os.OpenFile(path, os.O_RDWR, 0); ferr != nil {
+		return &ReadOnlyError{Path: path, Err: ferr}
+	} else {
+		f.Close()
+	}
+	return err
+}
