@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,4 +241,97 @@ func TestReadOnlyLedger(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgetMarkers are distinctive words (lower case: the full-text index
+// folds case) of the session that TestForgetLeavesNoBytes forgets.
+func forgetMarkers(n int) []string {
+	rnd := rand.New(rand.NewPCG(uint64(n), 41))
+	out := make([]string, n)
+	for i := range out {
+		b := make([]byte, 18)
+		for j := range b {
+			b[j] = "abcdefghijklmnopqrstuvwxyz"[rnd.IntN(26)]
+		}
+		out[i] = "zq" + string(b)
+	}
+	return out
+}
+
+// TestForgetLeavesNoBytes forgets a session whose words went everywhere:
+// messages (text, tool inputs and output) ingested in six transactions (so
+// the full-text index has merged segments, freeing pages that held them),
+// a note, and a handoff with its index rows. Afterwards none of its words
+// is anywhere in the database file or its WAL, read as raw bytes; the
+// other session is whole, and the ledger is healthy.
+func TestForgetLeavesNoBytes(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	const gone, kept = "f0f0f0f0-0000-4000-8000-000000000001", "c0c0c0c0-0000-4000-8000-000000000002"
+	markers := forgetMarkers(60)
+	keptWord := "keptwordxyzzy"
+	line := func(session, uuid, text string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "assistant", "uuid": uuid, "sessionId": session, "cwd": "/home/dev/src/app",
+			"timestamp": "2026-03-02T09:00:00Z", "message": map[string]any{"role": "assistant", "content": []any{
+				map[string]any{"type": "text", "text": "Working on " + text},
+				map[string]any{"type": "tool_use", "id": "t-" + uuid, "name": "Read", "input": map[string]any{"file_path": "/src/" + text + "/main.go"}}}}})
+		return append(b, '\n')
+	}
+	result := func(session, uuid, text string) []byte {
+		b, _ := json.Marshal(map[string]any{"type": "user", "uuid": uuid, "sessionId": session, "timestamp": "2026-03-02T09:00:01Z",
+			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "t-" + uuid, "content": "package " + text + "\n" + strings.Repeat("filler text of the file ", 40)}}}})
+		return append(b, '\n')
+	}
+	goneFile := filepath.Join(home, "projects", "-app", gone+".jsonl")
+	keptFile := filepath.Join(home, "projects", "-app", kept+".jsonl")
+	for part := range 6 {
+		var g, k []byte
+		for i, m := range markers[part*10 : part*10+10] {
+			g = append(g, line(gone, fmt.Sprintf("g%d-%d", part, i), m)...)
+			g = append(g, result(gone, fmt.Sprintf("g%d-%d-r", part, i), m)...)
+			k = append(k, line(kept, fmt.Sprintf("k%d-%d", part, i), keptWord)...)
+		}
+		appendFile(t, goneFile, g)
+		appendFile(t, keptFile, k)
+		ingestBin(t, home, db, filepath.Join(home, "projects"))
+	}
+	if r := runBin(t, home, "", "--db", db, "note", gone[:8], "--decision", "use "+markers[0]+" for the cache"); r.code != 0 {
+		t.Fatalf("note: %s", r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", db, "compact", gone[:8], "--task", "port "+markers[1]); r.code != 0 {
+		t.Fatalf("compact: %s", r.stderr)
+	}
+	present := func(raw []byte) []string {
+		var found []string
+		low := bytes.ToLower(raw)
+		for _, m := range markers {
+			// FTS5 stores a term after the prefix it shares with the one
+			// before it: look for the word's end.
+			if bytes.Contains(low, []byte(m[len(m)-10:])) {
+				found = append(found, m)
+			}
+		}
+		return found
+	}
+	if n := len(present(dbBytes(t, db))); n < len(markers) {
+		t.Fatalf("only %d of %d words are in the file before forget: the check proves nothing", n, len(markers))
+	}
+
+	r := runBin(t, home, "", "--db", db, "forget", gone[:8], "--json")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("forget: exit %d, %s", r.code, r.stderr)
+	}
+	for _, f := range []string{db, db + "-wal"} {
+		raw, err := os.ReadFile(f)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if found := present(raw); len(found) > 0 {
+			t.Errorf("%s still holds %d of the forgotten session's %d words (%s, ...)", filepath.Base(f), len(found), len(markers), found[0])
+		}
+	}
+	if hits, _ := search(t, home, db, keptWord); len(hits) == 0 {
+		t.Error("the other session is no longer searchable")
+	}
+	wantHealthy(t, home, db)
 }
