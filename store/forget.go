@@ -21,7 +21,8 @@ type Forgotten struct {
 }
 
 // Forget deletes a session and everything derived from it: messages,
-// handoffs, compactions, notes, cursors, marks, and their full-text rows
+// handoffs, compactions, notes, cursors, marks, hook receipts, and their
+// full-text rows
 // (by the delete triggers). It leaves a tombstone so that ingesting the
 // transcript again does not bring the session back. With dryRun it only
 // counts.
@@ -102,6 +103,7 @@ func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 		`DELETE FROM messages WHERE session_id = ?`,
 		`DELETE FROM cursors WHERE session_id = ?`,
 		`DELETE FROM session_marks WHERE session_id = ?`,
+		`DELETE FROM hook_receipts WHERE session_id = ?`,
 		`DELETE FROM sessions WHERE id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, sessionID); err != nil {
