@@ -3,11 +3,11 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Sentinel errors of Detect.
@@ -20,10 +20,16 @@ var (
 	ErrEmpty = errors.New("empty transcript")
 )
 
-// detectLines is how many non-blank lines Detect looks at. A long one (a
-// pasted image, a huge tool output) is read as Read reads it, its long
-// texts cut (see maxWholeLine): its type is still there to be seen.
-const detectLines = 20
+// detectLines is how many non-blank lines Detect looks at, and
+// detectBytes how far into its input at most: a transcript's first lines
+// are never that long, and a file of zeros with no newline would be read
+// to its end. A long line (a pasted image, a huge tool output) is read as
+// Read reads it, its long texts cut (see maxWholeLine): its type is still
+// there to be seen.
+const (
+	detectLines = 20
+	detectBytes = 64 << 20
+)
 
 // codexTypes are the top-level types of Codex rollout lines.
 var codexTypes = map[string]bool{
@@ -49,13 +55,19 @@ type detectLine struct {
 	ParentUUID present `json:"parentUuid"`
 }
 
-// Detect reads the first non-blank lines of r (up to 20; an unterminated
-// last line counts) and tells which transcript format they are. The first
+// Detect reads the first non-blank lines of r (up to 20 and 64 MB; an
+// unterminated last line counts) and tells which transcript format they are. The first
 // line that is clearly one format decides. Input with nothing but blank
 // lines returns ErrEmpty; input where no line decides returns an error
 // wrapping ErrUnknownFormat that says why.
 func Detect(r io.Reader) (Format, error) {
-	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize), partial: true}
+	return DetectContext(context.Background(), r)
+}
+
+// DetectContext is Detect that stops, with ctx's error, once ctx is done:
+// its first lines may be gigabytes long.
+func DetectContext(ctx context.Context, r io.Reader) (Format, error) {
+	lr := lineReader{br: bufio.NewReaderSize(io.LimitReader(r, detectBytes), readBufferSize), partial: true, ctx: ctx}
 	seen, lineNo := 0, 0
 	firstReason := ""
 	for seen < detectLines {
@@ -125,9 +137,10 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 	return "", fmt.Sprintf("unknown type %q", d.Type)
 }
 
-// DetectFile opens path and detects its format (see Detect).
+// DetectFile opens path (a regular file: see Open) and detects its format
+// (see Detect).
 func DetectFile(path string) (Format, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return "", fmt.Errorf("detect format: %w", err)
 	}
