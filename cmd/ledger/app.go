@@ -35,6 +35,10 @@ type App struct {
 	// reader is set by commands that only read: they open the ledger
 	// read-only (store.OpenReader), and so work on one they cannot write.
 	reader bool
+	// readFallback is set by commands that write when they can, and still
+	// do their reading part when they cannot (a hook: SessionStart injects
+	// context from a ledger it cannot write).
+	readFallback bool
 }
 
 // reads says the command only reads the ledger.
@@ -79,6 +83,13 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
 	}
+	if a.readFallback {
+		s, err := store.Open(ctx, path, opts...)
+		if !errors.As(err, new(*store.ReadOnlyError)) {
+			return s, err
+		}
+		return store.OpenReader(ctx, path, opts...)
+	}
 	if a.reader {
 		s, err := store.OpenReader(ctx, path, opts...)
 		if err == nil && s.Stale() {
@@ -91,7 +102,7 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 
 func (a *App) close() {
 	if a.engine != nil {
-		a.engine.Close()
+		a.engine.Close() // not when a hook run abandoned its work: see Engine.Close
 	}
 }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
 )
 
 // The second round of reliability tests (issue 19): what an attacker or an
@@ -334,4 +336,356 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 		t.Error("the other session is no longer searchable")
 	}
 	wantHealthy(t, home, db)
+}
+
+// endsWithin waits for p to end by itself within d. If it does not, it
+// sends SIGTERM and gives it 2 s more, then kills it; either way the test
+// fails, saying whether the signal was obeyed.
+func endsWithin(t *testing.T, p *proc, d time.Duration) time.Duration {
+	t.Helper()
+	select {
+	case <-p.done:
+		p.wait(t)
+		return time.Since(p.started)
+	case <-time.After(d):
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		t.Errorf("ledger %s was still running after %v; it stopped on SIGTERM", p.name, d)
+	case <-time.After(2 * time.Second):
+		p.cmd.Process.Kill()
+		t.Errorf("ledger %s was still running after %v, and 2 s after SIGTERM: only SIGKILL ended it", p.name, d)
+	}
+	p.wait(t)
+	return time.Since(p.started)
+}
+
+// hookInput is a hook's stdin for event with transcript path.
+func hookInput(event, session, path, cwd string, extra map[string]any) string {
+	m := map[string]any{"hook_event_name": event, "session_id": session, "transcript_path": path, "cwd": cwd}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// hookBudgets are each event's budget (the README's), and the hook input
+// extras that make each do its work.
+var hookBudgets = []struct {
+	event  string
+	budget time.Duration
+	extra  map[string]any
+}{
+	{"SessionStart", 2 * time.Second, map[string]any{"source": "compact"}},
+	{"PostToolUse", time.Second, map[string]any{"tool_name": "Bash"}},
+	{"Stop", time.Second, map[string]any{"stop_hook_active": false}},
+	{"SessionEnd", time.Second, map[string]any{"reason": "other"}},
+	{"PreCompact", 10 * time.Second, map[string]any{"trigger": "auto", "custom_instructions": "keep the zebra plan"}},
+}
+
+// slack is what a test allows past a budget: process start and exit, and
+// a loaded machine. Budgets are the hook's own; Claude Code's timeouts
+// are longer.
+const slack = 1500 * time.Millisecond
+
+// TestNonRegularFilesNeverHang: a FIFO named on the command line, or as
+// a hook's transcript_path, is skipped at once and said so in one line;
+// before, opening it blocked forever and SIGTERM did not help.
+func TestNonRegularFilesNeverHang(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	fifo := filepath.Join(home, "pipe.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	p := startBin(t, home, "", "--db", db, "ingest", fifo)
+	took := endsWithin(t, p, 3*time.Second)
+	if p.exitCode != 1 || strings.Count(p.errb.String(), "\n") != 2 || !strings.Contains(p.errb.String(), "not a regular file") {
+		t.Errorf("ingest of a FIFO: exit %d after %v, stderr %q; want exit 1, saying it is not a regular file", p.exitCode, took, p.errb.String())
+	}
+	for _, h := range hookBudgets {
+		t.Run(h.event, func(t *testing.T) {
+			p := startBin(t, home, hookInput(h.event, sessionUUID(7, 7), fifo, home, h.extra), "--db", db, "hook")
+			took := endsWithin(t, p, h.budget+slack)
+			if p.exitCode != 0 || !strings.Contains(p.errb.String(), "not a regular file") {
+				t.Errorf("exit %d after %v, stderr %q; want 0 and a warning that it is not a regular file", p.exitCode, took, p.errb.String())
+			}
+		})
+	}
+	// In a folder, a FIFO is no transcript: passed over in silence.
+	if r := runBin(t, home, "", "--db", db, "ingest", home); r.code != 0 || r.stderr != "" {
+		t.Errorf("ingest of a folder with a FIFO: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestSignalsStopCleanly: SIGTERM (and Ctrl-C's SIGINT) stop a command
+// between transactions, also while it waits for another process's write
+// lock, and a hook whose stdin never ends; the ledger is left whole.
+func TestSignalsStopCleanly(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	if r := runBin(t, home, "", "--db", db, "init"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	lock := holdWriteLock(t, db)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		p := startBin(t, home, "", "--db", db, "ingest", sampleDir(t))
+		time.Sleep(300 * time.Millisecond)
+		p.cmd.Process.Signal(sig)
+		took := endsWithin(t, p, 1500*time.Millisecond)
+		if p.exitCode != 1 || !strings.Contains(p.errb.String(), "interrupted") {
+			t.Errorf("%v while waiting for the lock: exit %d after %v, stderr %q; want 1, interrupted", sig, p.exitCode, took, p.errb.String())
+		}
+	}
+	lock.release()
+	wantHealthy(t, home, db)
+	if got := storedCounts(t, home, db); len(got) != 0 {
+		t.Errorf("an interrupted ingest left %v", got)
+	}
+
+	// A hook whose stdin is never closed ends within its budget, and at
+	// once on SIGTERM.
+	for _, signal := range []bool{false, true} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &proc{name: "hook (stdin open)", done: make(chan struct{})}
+		p.cmd = exec.Command(ledgerBin, "--db", db, "hook")
+		p.cmd.Env = binEnv(home)
+		p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = r, &p.out, &p.errb
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		p.started = time.Now()
+		go func() { p.err = p.cmd.Wait(); close(p.done) }()
+		w.Write([]byte(`{"hook_event_name":"Stop",`))
+		if signal {
+			time.Sleep(200 * time.Millisecond)
+			p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		took := endsWithin(t, p, time.Second+slack)
+		w.Close()
+		if !signal && (p.exitCode != 0 || !strings.Contains(p.errb.String(), "hook input")) {
+			t.Errorf("stdin never closed: exit %d after %v, stderr %q; want 0 and a warning", p.exitCode, took, p.errb.String())
+		}
+		if signal && took > time.Second {
+			t.Errorf("SIGTERM to a hook reading stdin: ended after %v", took)
+		}
+	}
+}
+
+// writeLock is a write lock on a ledger held by this test process: to the
+// ledger processes, another process.
+type writeLock struct {
+	conn *sql.Conn
+	db   *sql.DB
+}
+
+func holdWriteLock(t *testing.T, db string) *writeLock {
+	t.Helper()
+	d, err := sql.Open("sqlite", store.DSN(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := d.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	l := &writeLock{conn, d}
+	t.Cleanup(l.release)
+	return l
+}
+
+func (l *writeLock) release() {
+	if l.conn == nil {
+		return
+	}
+	l.conn.ExecContext(context.Background(), `ROLLBACK`)
+	l.conn.Close()
+	l.db.Close()
+	l.conn = nil
+}
+
+// TestHookDeadlineWhateverItReads: every hook returns, exit 0, within
+// its budget whatever its transcript_path is: a device that never ends
+// (/dev/zero), a 4 GB file of zeros with no newline, a transcript too big
+// to read in the budget (read in part, the rest left for the next event).
+// Memory stays small.
+func TestHookDeadlineWhateverItReads(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	sparse := filepath.Join(home, "zeros.jsonl")
+	if err := os.WriteFile(sparse, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(sparse, 4<<30); err != nil {
+		t.Skipf("no sparse file here: %v", err)
+	}
+	for _, path := range []string{"/dev/zero", sparse} {
+		for _, h := range hookBudgets {
+			t.Run(filepath.Base(path)+" "+h.event, func(t *testing.T) {
+				p := startBin(t, home, hookInput(h.event, sessionUUID(8, 8), path, home, h.extra), "--db", db, "hook")
+				peak := watchPeak(t, p)
+				took := endsWithin(t, p, h.budget+slack)
+				if p.exitCode != 0 {
+					t.Errorf("exit %d after %v: %s", p.exitCode, took, p.errb.String())
+				}
+				if m := peak(); m > 100<<20 {
+					t.Errorf("peak RSS %d MB", m>>20)
+				}
+			})
+		}
+	}
+
+	// A transcript of 160 MB: each SessionEnd reads what fits in its
+	// budget, commits it, and leaves the rest to the next event, until it
+	// is all read.
+	const session = "8b8b8b8b-0000-4000-8000-000000000008"
+	var part bytes.Buffer
+	if err := transcript.Generate(&part, transcript.GenOptions{Seed: 8, SessionID: session, Project: "/home/dev/src/big", Messages: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(home, session+".jsonl")
+	appendFile(t, big, bytes.Repeat(part.Bytes(), 160<<20/part.Len()+1))
+	fi, err := os.Stat(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := hookInput("SessionEnd", session, big, home, map[string]any{"reason": "other"})
+	var offsets []int64
+	for len(offsets) < 12 && (len(offsets) == 0 || offsets[len(offsets)-1] < fi.Size()) {
+		p := startBin(t, home, in, "--db", db, "hook")
+		took := endsWithin(t, p, time.Second+slack)
+		if p.exitCode != 0 {
+			t.Errorf("SessionEnd on 160 MB: exit %d after %v: %s", p.exitCode, took, p.errb.String())
+		}
+		var off int64
+		rawDB(t, db).Get(&off, `SELECT coalesce(max(offset), 0) FROM cursors`)
+		if len(offsets) > 0 && off <= offsets[len(offsets)-1] {
+			t.Fatalf("cursor after each SessionEnd: %v, then %d; want each to read on from the last", offsets, off)
+		}
+		offsets = append(offsets, off)
+	}
+	if len(offsets) < 2 || offsets[len(offsets)-1] != fi.Size() {
+		t.Errorf("cursor after each SessionEnd: %v; want the 160 MB read in parts, to its end (%d)", offsets, fi.Size())
+	}
+	t.Logf("160 MB read by %d SessionEnd runs: %v", len(offsets), offsets)
+}
+
+// receiptLines are the receipts the hook log holds (those the ledger
+// could not take at once).
+func receiptLines(t *testing.T, home string) []store.HookReceipt {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log"))
+	var out []store.HookReceipt
+	for _, l := range strings.Split(string(b), "\n") {
+		if _, js, ok := strings.Cut(l, " receipt "); ok {
+			var r store.HookReceipt
+			if err := json.Unmarshal([]byte(js), &r); err != nil {
+				t.Fatalf("receipt line %q: %v", l, err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestHookBudgetsWhileLocked: while another process holds the ledger's
+// write lock, every hook keeps its budget and exits 0, with a receipt (in
+// the hook log, the ledger being locked) saying what it left for later.
+// SessionStart injects from a read; PreCompact writes the handoff's
+// Markdown file at once, and SessionStart injects that handoff. Once the
+// lock is released, the next hook stores what was left: the new lines,
+// the handoff's row and compaction record, and its receipt in the ledger.
+func TestHookBudgetsWhileLocked(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "src", "payments")
+	os.MkdirAll(project, 0o700)
+	path := sampleInProject(t, home, project, sampleSession)
+	lines := splitLines(t, path)
+	os.WriteFile(path, bytes.Join(lines[:20], nil), 0o600)
+	ingestBin(t, home, db, path)
+	os.WriteFile(path, bytes.Join(lines, nil), 0o600) // lines the ledger has not read
+
+	lock := holdWriteLock(t, db)
+	for _, h := range hookBudgets {
+		t.Run(h.event, func(t *testing.T) {
+			p := startBin(t, home, hookInput(h.event, sampleSession, path, project, h.extra), "--db", db, "hook")
+			took := endsWithin(t, p, h.budget+slack)
+			if p.exitCode != 0 || p.errb.Len() > 0 {
+				t.Errorf("exit %d after %v (budget %v), stderr %q", p.exitCode, took, h.budget, p.errb.String())
+			}
+			if took > h.budget+slack {
+				t.Errorf("took %v, budget %v", took, h.budget)
+			}
+			rs := receiptLines(t, home)
+			if len(rs) == 0 || rs[len(rs)-1].Event != h.event || rs[len(rs)-1].Outcome != store.OutcomeDeferred {
+				t.Fatalf("receipts in the hook log: %+v; want the last a deferred %s", rs, h.event)
+			}
+			r := rs[len(rs)-1]
+			t.Logf("%s: %v: %s", h.event, took.Round(time.Millisecond), r.Detail)
+			switch h.event {
+			case "SessionStart":
+				if !strings.Contains(p.out.String(), "Session "+sampleSession) {
+					t.Errorf("SessionStart injected %.300q", p.out.String())
+				}
+			case "PreCompact":
+				files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", sampleSession, "*.md"))
+				if len(files) != 1 {
+					t.Fatalf("handoff files %v, want one written at once", files)
+				}
+				if b, _ := os.ReadFile(files[0]); !strings.Contains(string(b), "keep the zebra plan") || !strings.Contains(r.Detail, files[0]) {
+					t.Errorf("the handoff file lacks the compaction's instructions, or the receipt its path: %s", r.Detail)
+				}
+			}
+		})
+	}
+	// SessionStart after the compaction injects the pending handoff.
+	p := startBin(t, home, hookInput("SessionStart", sampleSession, path, project, map[string]any{"source": "compact"}), "--db", db, "hook")
+	endsWithin(t, p, 2*time.Second+slack)
+	if !strings.Contains(p.out.String(), "keep the zebra plan") {
+		t.Errorf("SessionStart after PreCompact does not inject its handoff: %.300q", p.out.String())
+	}
+	if hs := runBin(t, home, "", "--db", db, "handoff", "list", "--json"); hs.code != 0 || strings.Contains(hs.stdout, sampleSession) {
+		t.Errorf("handoff list while locked: exit %d, %.200s; want no row yet", hs.code, hs.stdout)
+	}
+
+	lock.release()
+	p = startBin(t, home, hookInput("Stop", sampleSession, path, project, nil), "--db", db, "hook")
+	endsWithin(t, p, time.Second+slack)
+	p.wantClean(t)
+	if got := storedCounts(t, home, db)[sampleSession]; got.Messages != 28 {
+		t.Errorf("after the lock: %+v, want the 28 messages", got)
+	}
+	var hs []struct {
+		Session string `json:"session"`
+	}
+	decodeJSON(t, runBin(t, home, "", "--db", db, "handoff", "list", "--json").stdout, &hs)
+	rows := auditRows(t, home, db)
+	hookRows := 0
+	for _, r := range rows {
+		if r.Source == "hook" && r.HandoffID != nil {
+			hookRows++
+		}
+	}
+	if len(hs) != 1 || hookRows != 1 {
+		t.Errorf("after the lock: %d handoffs, %d hook records; want the pending one stored, once", len(hs), hookRows)
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs, err := s.HookReceipts(context.Background(), store.ReceiptFilter{SessionID: sampleSession})
+	if err != nil || len(rs) != 1 || rs[0].Event != "Stop" || rs[0].Outcome != store.OutcomeOK || !strings.Contains(rs[0].Detail, "stored 1 handoff") {
+		t.Errorf("receipts in the ledger: %+v, %v; want the last Stop's, storing the pending handoff", rs, err)
+	}
 }

@@ -335,13 +335,28 @@ func TestConcurrentWriters(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
+		// A hook that met the write lock held past its share of the 1 s
+		// budget left the new lines for the next event: one more, alone.
+		last := startBin(t, home, string(hookIn), "--db", db, "hook")
+		last.wait(t)
+		last.wantClean(t)
 		want := expectedCounts(t, append([]string{shared}, files...)...)
 		sameCounts(t, fmt.Sprintf("round %d", round+1), storedCounts(t, home, db), want)
 	}
 	t.Logf("%d rounds of %d ingests and %d hooks: %v", rounds, ingests, hooksPerPart, time.Since(start).Round(time.Millisecond))
-	if _, err := os.Stat(filepath.Join(home, ".state", "ledger", "hook.log")); !errors.Is(err, fs.ErrNotExist) {
-		b, _ := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log"))
-		t.Errorf("the hook logged failures:\n%s", b)
+	// No hook failed; some may have left their work for the next event,
+	// their receipts in the log (the ledger being locked at their end).
+	if b, err := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log")); !errors.Is(err, fs.ErrNotExist) {
+		deferred := 0
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.Contains(l, " receipt ") || !strings.Contains(l, `"outcome":"deferred"`) && !strings.Contains(l, `"outcome":"ok"`) {
+				t.Errorf("the hook logged a failure: %s", l)
+			}
+			if strings.Contains(l, `"outcome":"deferred"`) {
+				deferred++
+			}
+		}
+		t.Logf("%d hook runs left their work for the next event", deferred)
 	}
 	wantHealthy(t, home, db)
 	wantNoDuplicates(t, db)
@@ -716,9 +731,17 @@ func TestHookBadInput(t *testing.T) {
 				!strings.Contains(r.stderr, tc.warning) {
 				t.Errorf("exit %d, stderr %q; want exit 0 and one warning with %q", r.code, r.stderr, tc.warning)
 			}
+			// One warning line per failure; the log also holds the receipts
+			// of runs that could not write theirs to the ledger.
 			b, _ := os.ReadFile(log)
-			if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != i+1 || !strings.Contains(lines[i], tc.warning) {
-				t.Errorf("hook log has %d lines, the last %q; want %d, with %q", len(lines), lines[len(lines)-1], i+1, tc.warning)
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if !strings.Contains(l, " receipt {") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != i+1 || !strings.Contains(lines[i], tc.warning) {
+				t.Errorf("hook log has %d warning lines, the last %q; want %d, with %q", len(lines), lines[len(lines)-1], i+1, tc.warning)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
@@ -61,11 +62,15 @@ type FileFailed struct {
 	Error string `json:"error"`
 }
 
-// IngestOptions tunes an ingest of paths.
+// IngestOptions tunes an ingest.
 type IngestOptions struct {
 	// Progress, when set, is told the bytes the run will read, and returns
 	// the function told of each chunk read.
 	Progress func(total int64) func(n int64)
+	// StopAt, when set, is when reading stops: what was read by then is
+	// committed, and the rest of the file is left for the next ingest
+	// (FileStats.Left). A hook's budget.
+	StopAt time.Time
 }
 
 // Ingest reads the transcripts at paths (files, or folders walked for
@@ -99,7 +104,7 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 			sum.Explicit[AbsPath(root)] = true
 		}
 	}
-	in := &ingester{st: st, cursors: cursors}
+	in := &ingester{st: st, cursors: cursors, stopAt: o.StopAt}
 	if o.Progress != nil {
 		in.progress = o.Progress(pendingBytes(files, cursors))
 	}
@@ -124,6 +129,9 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 			sum.Failed = append(sum.Failed, FileFailed{fs.Path, err.Error()})
 		}
 	}
+	// Handoffs a PreCompact hook left pending are stored once their
+	// session is in the ledger; one still held up waits for the next run.
+	e.flushPending(ctx, st)
 	return sum, nil
 }
 
@@ -167,14 +175,14 @@ func pendingBytes(files []string, cursors map[string]store.Cursor) int64 {
 	return total
 }
 
-// IngestFile reads what is new in one transcript file. A file with nothing
-// new is no error: its stats say it was not read.
-func (e *Engine) IngestFile(ctx context.Context, path string) (FileStats, error) {
+// IngestFile reads what is new in one transcript file (o.Progress aside).
+// A file with nothing new is no error: its stats say it was not read.
+func (e *Engine) IngestFile(ctx context.Context, path string, o IngestOptions) (FileStats, error) {
 	st, err := e.Store(ctx)
 	if err != nil {
 		return FileStats{}, err
 	}
-	fs, err := (&ingester{st: st}).file(ctx, path)
+	fs, err := (&ingester{st: st, stopAt: o.StopAt}).file(ctx, path)
 	if errors.Is(err, errUnchanged) {
 		err = nil
 	}
