@@ -20,6 +20,10 @@ type Health struct {
 	Compacts  int64  `json:"compactions" db:"compactions"`
 	Bytes     int64  `json:"bytes"` // the database file and its WAL
 	Rebuilt   bool   `json:"rebuilt"`
+	// ReadOnly is set when the ledger could only be read: FTS5's own
+	// integrity-check is a write, so the indexes were checked by SQLite's
+	// integrity_check alone (which checks FTS5 tables' structure too).
+	ReadOnly bool `json:"read_only"`
 }
 
 // Check runs SQLite's integrity_check and FTS5's integrity-check on every
@@ -31,8 +35,12 @@ func (s *Store) Check(ctx context.Context) (Health, error) {
 		return h, fmt.Errorf("integrity check: %w", err)
 	}
 	h.Integrity = strings.Join(problems, "; ")
+	h.ReadOnly = s.readOnly
 	var fts []string
 	for _, t := range ftsTables {
+		if s.readOnly {
+			break
+		}
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('integrity-check', 1)`); err != nil {
 			fts = append(fts, t+": "+err.Error())
 		}

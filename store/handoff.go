@@ -89,10 +89,11 @@ func (s *Store) AddHandoff(ctx context.Context, h NewHandoff) (id int64, written
 }
 
 func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (int64, bool, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return 0, false, fmt.Errorf("begin: %w", err)
 	}
+	defer done()
 	defer tx.Rollback()
 	if rec := h.Record; rec != nil && rec.Debounce > 0 {
 		id, found, err := recentRecord(ctx, tx, h.Doc.Session, rec.Source, rec.At.Add(-rec.Debounce))

@@ -5,17 +5,72 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/jmoiron/sqlx"
 )
 
-// ReadOnly opens a store that cannot write: SQLite itself refuses every
-// statement that would change the database (PRAGMA query_only), so a front
-// door that promises to only read (the MCP server's read tools) keeps that
-// promise whatever code runs behind it. Such a store never creates the
-// database; one whose schema is behind this binary's is migrated first,
-// on a read-write connection closed again.
+// ReadOnlyError is returned when a command that writes meets a ledger this
+// process cannot write: a copy on a read-only mount, a file or folder
+// owned by another user.
+type ReadOnlyError struct {
+	Path string
+	Err  error // why: permission denied, read-only file system, ...
+}
+
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("%s is read-only (%v): this command writes to the ledger; read commands (sessions, search, audit, handoff, resume, version, doctor) work on it", e.Path, e.Err)
+}
+
+func (e *ReadOnlyError) Unwrap() error { return e.Err }
+
+// readOnlyOS tells whether err is the system refusing a write: a read-only
+// file system, or permissions.
+func readOnlyOS(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
+
+// readOnlySQLite tells whether err is SQLite unable to write the database
+// or to keep its WAL and shared-memory files beside it: SQLITE_READONLY and
+// its extended codes, or SQLITE_CANTOPEN.
+func readOnlySQLite(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 8, 14: // SQLITE_READONLY, SQLITE_CANTOPEN
+			return true
+		}
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "readonly database") || strings.Contains(msg, "unable to open database file")
+}
+
+// readDSN is the connection string of a read-only connection: mode=ro (no
+// journal_mode pragma, which would ask to write; deferred transactions,
+// which take no write lock), or immutable when SQLite cannot even keep
+// its shared-memory index beside the file (a read-only mount, a folder of
+// another user): nothing can write it then, and SQLite reads the file as
+// it is.
+func readDSN(path string, immutable bool) string {
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
+	dsn := u.String() + "?mode=ro&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=deferred&_time_format=sqlite"
+	if immutable {
+		dsn += "&immutable=1"
+	}
+	return dsn
+}
+
+// ReadOnly opens a store that cannot write, for a front door that promises
+// to only read (the MCP server's read tools, the web view): the database
+// is opened read-only (OpenReader's way), so that promise holds whatever
+// code runs behind it. Such a store never creates the database; one whose
+// schema is behind this binary's is migrated first, on a read-write
+// connection closed again.
 func ReadOnly() Option {
 	return func(s *Store) {
 		s.readOnly = true
@@ -23,16 +78,49 @@ func ReadOnly() Option {
 	}
 }
 
-// ReadOnly tells whether the store refuses writes.
-func (s *Store) ReadOnly() bool { return s.readOnly }
+// OpenReadOnly opens an existing ledger for reading only (see ReadOnly).
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	return Open(ctx, path, ReadOnly())
+}
 
-// readOnlyDSN is DSN with query_only on every pooled connection, and
-// deferred transactions: an immediate one takes the write lock, which a
-// reader has no use for and would hold against the writers.
-func readOnlyDSN(path string) string { return dsn(path, "&_pragma=query_only(1)", "deferred") }
+// OpenReader opens the ledger at path for a command that only reads. A
+// ledger that exists at the current schema is opened read-only, so that
+// reading works where writing cannot (and never writes by mistake); one
+// that does not exist yet, or needs migrating, is opened as Open does
+// (which says so in one line when it cannot write).
+//
+// Read-only first tries mode=ro, which sees what other processes commit,
+// WAL included. Where SQLite cannot keep its shared-memory file beside
+// the database, it reads the file as immutable; a WAL left beside it
+// (a writer that has not checkpointed) is then not seen, and Stale says
+// so.
+func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open database: no path")
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Open(ctx, path, opts...)
+	}
+	s := &Store{path: path, readOnly: true}
+	for _, o := range opts {
+		o(s)
+	}
+	have, want, err := s.connectReadOnly(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case have == want:
+		return s, nil
+	case have > want:
+		s.Close()
+		return nil, newerSchema(path, have, want)
+	}
+	s.Close()
+	return Open(ctx, path, opts...)
+}
 
-// openReadOnly opens s's database read-only; its schema must be this
-// binary's.
+// openReadOnly opens s's database for a store made with ReadOnly: it must
+// exist, and stays read-only once a behind schema is migrated.
 func openReadOnly(ctx context.Context, s *Store) (*Store, error) {
 	if _, err := os.Stat(s.path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -40,35 +128,96 @@ func openReadOnly(ctx context.Context, s *Store) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db, err := sqlx.Open("sqlite", readOnlyDSN(s.path))
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", s.path, err)
-	}
-	want, err := TargetVersion()
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("read migrations: %w", err)
-	}
-	have, err := schemaVersion(ctx, db)
+	have, want, err := s.connectReadOnly(ctx)
 	if err == nil && have < want {
-		db.Close()
+		s.Close()
 		var rw *Store
 		if rw, err = Open(ctx, s.path, WithoutRedaction()); err != nil {
 			return nil, err
 		}
 		rw.Close()
-		if db, err = sqlx.Open("sqlite", readOnlyDSN(s.path)); err != nil {
-			return nil, fmt.Errorf("open database %s: %w", s.path, err)
-		}
-		have, err = schemaVersion(ctx, db)
+		have, want, err = s.connectReadOnly(ctx)
 	}
 	if err == nil && have > want {
-		err = fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.path, have, want)
+		s.Close()
+		err = newerSchema(s.path, have, want)
 	}
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	s.db = db
 	return s, nil
+}
+
+func newerSchema(path string, have, want int64) error {
+	return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", path, have, want)
+}
+
+// connectReadOnly opens s's database read-only, mode=ro first and
+// immutable where SQLite cannot write beside it, and reads its schema
+// version (have) and this binary's (want).
+func (s *Store) connectReadOnly(ctx context.Context) (have, want int64, err error) {
+	if want, err = TargetVersion(); err != nil {
+		return 0, 0, fmt.Errorf("read migrations: %w", err)
+	}
+	for _, immutable := range []bool{false, true} {
+		if have, err = s.connectReadOnlyMode(ctx, immutable); err == nil || !readOnlySQLite(err) {
+			break
+		}
+	}
+	return have, want, err
+}
+
+func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64, error) {
+	db, err := sqlx.Open("sqlite", readDSN(s.path, immutable))
+	if err != nil {
+		return 0, fmt.Errorf("open database %s: %w", s.path, err)
+	}
+	have, err := schemaVersion(ctx, db)
+	if err != nil {
+		db.Close()
+		return 0, fmt.Errorf("open database %s: %w", s.path, err)
+	}
+	s.db, s.stale = db, false
+	if immutable {
+		if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > 0 {
+			s.stale = true
+		}
+	}
+	return have, nil
+}
+
+// ReadOnly tells whether the store was opened read-only (ReadOnly, OpenReader).
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Stale tells whether a read-only store could not read the WAL beside the
+// database: what was committed since the last checkpoint is not seen.
+func (s *Store) Stale() bool { return s.stale }
+
+// writableFolder tells whether this process may create files in dir.
+func writableFolder(dir string) bool {
+	f, err := os.CreateTemp(dir, ".ledger-probe-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
+// readOnlyOpenError turns the error of Open's first statement into a
+// ReadOnlyError when it is SQLite unable to write the database or its WAL
+// because the file or its folder may not be written.
+func readOnlyOpenError(path string, err error) error {
+	if err == nil || !readOnlySQLite(err) {
+		return err
+	}
+	if !writableFolder(filepath.Dir(path)) {
+		return &ReadOnlyError{Path: path, Err: errors.New("its folder cannot be written")}
+	}
+	if f, ferr := os.OpenFile(path, os.O_RDWR, 0); ferr != nil {
+		return &ReadOnlyError{Path: path, Err: ferr}
+	} else {
+		f.Close()
+	}
+	return err
 }

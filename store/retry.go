@@ -45,16 +45,17 @@ func IsBusy(err error) bool {
 // retryAttempts times in all, sleeping a random time up to 20 ms, 40 ms,
 // ... (at most 1 s) between attempts. fn must be a whole transaction (or
 // start from nothing each time): a busy error means it wrote nothing. Any
-// other error, and the last busy one, is returned as it is; a done ctx
-// stops the waiting.
+// other error, and the last busy one, is returned as it is; a done ctx, or
+// a lock deadline passed (WithLockDeadline), stops the waiting.
 func Retry(ctx context.Context, fn func() error) error {
 	return retry(ctx, retryAttempts, retryBase, retryCap, fn)
 }
 
 func retry(ctx context.Context, attempts int, base, ceiling time.Duration, fn func() error) error {
 	var err error
+	by, bounded := lockDeadline(ctx)
 	for i := range attempts {
-		if err = fn(); !IsBusy(err) || i == attempts-1 {
+		if err = fn(); !IsBusy(err) || i == attempts-1 || bounded && time.Now().After(by) {
 			return err
 		}
 		wait := min(ceiling, base<<i)

@@ -42,8 +42,9 @@ type Store struct {
 	// (WithoutRedaction) stores text as it comes. It compiles its rules at
 	// its first scan, so a store that only reads never does.
 	redactor *secrets.Redactor
-	// readOnly stores refuse every write (ReadOnly).
-	readOnly bool
+	// readOnly stores refuse every write (ReadOnly, OpenReader); stale
+	// when it could not read the WAL.
+	readOnly, stale bool
 }
 
 func init() {
@@ -92,7 +93,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// and to migrate it; the loser may be told "busy" past busy_timeout.
 	if err := Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
-		return nil, err
+		return nil, readOnlyOpenError(path, err)
 	}
 	return s, nil
 }
@@ -103,10 +104,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 func createFile(path string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if readOnlyOS(err) {
+			return &ReadOnlyError{Path: path, Err: err}
+		}
 		return fmt.Errorf("create database folder: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
+		if readOnlyOS(err) {
+			return &ReadOnlyError{Path: path, Err: errors.Unwrap(err)}
+		}
 		return fmt.Errorf("open database: %w", err)
 	}
 	return f.Close()
@@ -222,9 +229,4 @@ func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("read sqlite version: %w", err)
 	}
 	return v, nil
-}
-
-// OpenReadOnly opens an existing ledger for reading only (see ReadOnly).
-func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	return Open(ctx, path, ReadOnly())
 }

@@ -42,7 +42,8 @@ type Counts struct {
 // was read, so an interrupted ingest loses nothing and duplicates nothing.
 type Writer struct {
 	tx       *sqlx.Tx
-	firstID  int64 // messages with a larger id are this transaction's
+	done     func() // after the transaction (beginWrite)
+	firstID  int64  // messages with a larger id are this transaction's
 	source   string
 	counts   Counts
 	sessions map[string]*sessionState
@@ -75,33 +76,33 @@ type writerStmts struct {
 // NewWriter begins an ingest transaction for records of the given source
 // format ("claude" or "codex").
 func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
-	w := &Writer{tx: tx, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor}
+	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor}
 	// A big ingest transaction spills pages to disk once the default 2 MB
 	// page cache fills. 32 MB measured best of time and memory on the
 	// generated corpus (64 MB: 7% faster, 60 MB more peak RSS; 16 MB: 5%
 	// slower). The pragma sticks to this pooled connection.
 	if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -32768`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("set cache size: %w", err)
 	}
 	if err := tx.GetContext(ctx, &w.firstID, `SELECT coalesce(max(id), 0) FROM messages`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("read last message id: %w", err)
 	}
 	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`)
 		VALUES (?`+strings.Repeat(", ?", strings.Count(insertColumns, ","))+`)
 		ON CONFLICT (session_id, uuid) DO NOTHING`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("prepare insert message: %w", err)
 	}
 	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
 		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
 		WHERE session_id = ? AND response_id = ? AND response_id <> '' AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, fmt.Errorf("prepare clear usage: %w", err)
 	}
 	return w, nil
@@ -110,10 +111,19 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 // Rollback abandons the transaction; after Commit it does nothing.
 func (w *Writer) Rollback() error {
 	err := w.tx.Rollback()
+	w.release()
 	if err == sql.ErrTxDone {
 		return nil
 	}
 	return err
+}
+
+// release gives the transaction's connection back, once.
+func (w *Writer) release() {
+	if w.done != nil {
+		w.done()
+		w.done = nil
+	}
 }
 
 // Counts is what the writer has added so far.
@@ -257,6 +267,19 @@ func (w *Writer) Prepare(m compact.Message) PreparedMessage {
 	}
 	p.blocks = blocksJSON(p.m)
 	return p
+}
+
+// Size is about how many bytes the prepared message holds: its texts,
+// tool inputs, search text and blocks JSON.
+func (p PreparedMessage) Size() int {
+	n := len(p.text)
+	if s, ok := p.blocks.(string); ok {
+		n += len(s)
+	}
+	for _, b := range p.m.Blocks {
+		n += len(b.Text) + len(b.Input)
+	}
+	return n
 }
 
 // AddMessage stores a message unless the session already has its uuid.
@@ -472,7 +495,9 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 			return err
 		}
 	}
-	if err := w.tx.Commit(); err != nil {
+	err := w.tx.Commit()
+	w.release()
+	if err != nil {
 		return fmt.Errorf("commit ingest: %w", err)
 	}
 	return nil

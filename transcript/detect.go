@@ -3,11 +3,11 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Sentinel errors of Detect.
@@ -20,12 +20,15 @@ var (
 	ErrEmpty = errors.New("empty transcript")
 )
 
+// detectLines is how many non-blank lines Detect looks at, and
+// detectBytes how far into its input at most: a transcript's first lines
+// are never that long, and a file of zeros with no newline would be read
+// to its end. A long line (a pasted image, a huge tool output) is read as
+// Read reads it, its long texts cut (see maxWholeLine): its type is still
+// there to be seen.
 const (
-	// detectLines is how many non-blank lines Detect looks at.
 	detectLines = 20
-	// detectMaxLine is the longest line Detect decodes; a longer one (a
-	// pasted image, a huge tool output) is passed over unread.
-	detectMaxLine = 64 << 20
+	detectBytes = 64 << 20
 )
 
 // codexTypes are the top-level types of Codex rollout lines.
@@ -52,25 +55,33 @@ type detectLine struct {
 	ParentUUID present `json:"parentUuid"`
 }
 
-// Detect reads the first non-blank lines of r (up to 20; an unterminated
-// last line counts) and tells which transcript format they are. The first
+// Detect reads the first non-blank lines of r (up to 20 and 64 MB; an
+// unterminated last line counts) and tells which transcript format they are. The first
 // line that is clearly one format decides. Input with nothing but blank
 // lines returns ErrEmpty; input where no line decides returns an error
 // wrapping ErrUnknownFormat that says why.
 func Detect(r io.Reader) (Format, error) {
-	br := bufio.NewReaderSize(r, readBufferSize)
-	var buf []byte
+	return DetectContext(context.Background(), r)
+}
+
+// DetectContext is Detect that stops, with ctx's error, once ctx is done:
+// its first lines may be gigabytes long.
+func DetectContext(ctx context.Context, r io.Reader) (Format, error) {
+	lr := lineReader{br: bufio.NewReaderSize(io.LimitReader(r, detectBytes), readBufferSize), partial: true, ctx: ctx}
 	seen, lineNo := 0, 0
 	firstReason := ""
 	for seen < detectLines {
-		line, tooLong, err := readCapped(br, &buf, detectMaxLine)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("detect format: %w", err)
-		}
-		eof := err != nil
-		if len(line) == 0 && eof && !tooLong {
+		line, _, err := lr.next()
+		var tl errLineTooLong
+		tooLong := errors.As(err, &tl)
+		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil && !tooLong {
+			return "", fmt.Errorf("detect format: %w", err)
+		}
+		eof := len(line) > 0 && line[len(line)-1] != '\n'
+		line = trimEOL(line)
 		lineNo++
 		// Blank is decided before repair, as Read does: a line of NUL
 		// bytes is bad input, not an empty line.
@@ -126,31 +137,10 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 	return "", fmt.Sprintf("unknown type %q", d.Type)
 }
 
-// readCapped reads one line (an unterminated last one too) into *buf,
-// keeping at most max bytes; the rest of a longer line is read and dropped,
-// and tooLong reports it. err is io.EOF at the end of input.
-func readCapped(br *bufio.Reader, buf *[]byte, max int) (line []byte, tooLong bool, err error) {
-	*buf = (*buf)[:0]
-	for {
-		b, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(*buf)+len(b) > max {
-				tooLong = true
-				*buf = (*buf)[:0]
-			} else {
-				*buf = append(*buf, b...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return *buf, tooLong, err
-	}
-}
-
-// DetectFile opens path and detects its format (see Detect).
+// DetectFile opens path (a regular file: see Open) and detects its format
+// (see Detect).
 func DetectFile(path string) (Format, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return "", fmt.Errorf("detect format: %w", err)
 	}

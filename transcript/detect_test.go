@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,23 +74,19 @@ func TestDetectFile(t *testing.T) {
 	}
 }
 
-// TestDetectHugeLine: a first line longer than Detect reads is passed over,
-// the next decides.
+// TestDetectHugeLine: a first line longer than a line is kept whole is
+// read as Read reads it, its long text cut: its type still decides. One
+// too long even cut is passed over, and the next line decides.
 func TestDetectHugeLine(t *testing.T) {
 	huge := `{"type":"user","sessionId":"s","message":{"content":"` + strings.Repeat("x", 20<<20) + `"}}`
 	got, err := Detect(strings.NewReader(huge + "\n"))
 	if err != nil || got != FormatClaude {
 		t.Errorf("20 MB first line: %q, %v", got, err)
 	}
-	// readCapped drops what is past its cap.
-	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("y", 1000)+"\nnext\n"), 16)
-	var buf []byte
-	line, tooLong, err := readCapped(br, &buf, 100)
-	if !tooLong || len(line) != 0 || err != nil {
-		t.Fatalf("long line: %q %v %v", line, tooLong, err)
-	}
-	line, tooLong, err = readCapped(br, &buf, 100)
-	if tooLong || string(line) != "next\n" || err != nil {
-		t.Fatalf("next line: %q %v %v", line, tooLong, err)
+	numbers := "[" + strings.Repeat("1,", maxKeptLine) + "1]"
+	codexLine := `{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}`
+	got, err = Detect(strings.NewReader(numbers + "\n" + codexLine + "\n"))
+	if err != nil || got != FormatCodex {
+		t.Errorf("a line too long, then codex: %q, %v", got, err)
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // readBufferSize is the bufio buffer of a Read. Lines longer than it are
-// gathered in a growing slice (amortised doubling, so a 50 MB line costs
-// about two copies of itself, not one per buffer refill).
+// gathered in a growing slice, and past maxWholeLine cut as they stream in
+// (see lineReader).
 const readBufferSize = 64 << 10
 
 // ctxCheckEvery is how many lines a Read handles between looks at its
@@ -46,28 +46,37 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		startLine = 1
 		res.NextLine = 1
 	}
+	emit := func(rec Record) error {
+		scrubNUL(&rec)
+		return fn(rec)
+	}
 	var p parser
 	switch st.Format {
 	case FormatClaude:
-		p = newClaudeParser(st, fn)
+		p = newClaudeParser(st, emit)
 	case FormatCodex:
-		p = newCodexParser(st, fn)
+		p = newCodexParser(st, emit)
 	default:
 		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
 	}
 
-	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize)}
+	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize), ctx: ctx}
 	for {
 		if res.Lines%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return res, finish(p, err)
 			}
 		}
-		raw, err := lr.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return res, finish(p, nil)
-			}
+		raw, size, err := lr.next()
+		var tooLong errLineTooLong
+		switch {
+		case errors.As(err, &tooLong):
+			res.skip(res.NextLine, tooLong.Error())
+		case errors.Is(err, io.EOF):
+			return res, finish(p, nil)
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return res, finish(p, err)
+		case err != nil:
 			return res, finish(p, fmt.Errorf("read line %d: %w", res.NextLine, err))
 		}
 		lineNo, off := res.NextLine, res.End
@@ -86,15 +95,20 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 				res.Repaired++
 			}
 			if reason != "" {
-				res.Skipped++
-				if len(res.Skips) < MaxSkipsListed {
-					res.Skips = append(res.Skips, Skip{Line: lineNo, Reason: reason})
-				}
+				res.skip(lineNo, reason)
 			}
 		}
 		res.Lines++
 		res.NextLine++
-		res.End += int64(len(raw))
+		res.End += size
+	}
+}
+
+// skip counts a bad line, and lists the first MaxSkipsListed.
+func (res *Result) skip(line int, reason string) {
+	res.Skipped++
+	if len(res.Skips) < MaxSkipsListed {
+		res.Skips = append(res.Skips, Skip{Line: line, Reason: reason})
 	}
 }
 
@@ -116,36 +130,6 @@ type parser interface {
 	line(data []byte, lineNo int, off int64) (reason string, err error)
 	// finish emits whatever the parser held back for a later line.
 	finish() error
-}
-
-// lineReader yields complete lines of any length.
-type lineReader struct {
-	br  *bufio.Reader
-	buf []byte // gathers lines longer than br's buffer
-}
-
-// next returns the next line with its '\n'. The slice is valid until the
-// next call. At the end of input it returns io.EOF and drops an
-// unterminated last line: that line is not complete yet.
-func (lr *lineReader) next() ([]byte, error) {
-	b, err := lr.br.ReadSlice('\n')
-	if err == nil {
-		return b, nil
-	}
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, err
-	}
-	lr.buf = append(lr.buf[:0], b...)
-	for {
-		b, err = lr.br.ReadSlice('\n')
-		lr.buf = append(lr.buf, b...)
-		if err == nil {
-			return lr.buf, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-	}
 }
 
 // trimEOL drops a line's "\n" or "\r\n".

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentledger/ledger/compact"
 )
@@ -441,9 +442,12 @@ func TestMalformedRecords(t *testing.T) {
 	}
 }
 
-// TestHugeLine reads a 20 MB line between two ordinary ones.
+// TestHugeLine reads a 20 MB line between two ordinary ones: its text is
+// cut to its first keepHead and last keepTail bytes around a marker with
+// the sizes, every other field of the line is read, and the lines after it
+// are read as usual.
 func TestHugeLine(t *testing.T) {
-	text := strings.Repeat("0123456789abcdef", 20<<20/16)
+	text := strings.Repeat("0123456789abcdef", 20<<20/16-1) + "the end"
 	huge, err := json.Marshal(map[string]any{"type": "user", "uuid": "big", "sessionId": "s",
 		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}}})
 	if err != nil {
@@ -456,8 +460,14 @@ func TestHugeLine(t *testing.T) {
 	buf.WriteByte('\n')
 	buf.Write(data)
 	recs, res, _ := readBytes(t, FormatClaude, buf.Bytes())
-	if len(recs) < 3 || recs[1].Message == nil || recs[1].Message.UUID != "big" || recs[1].Message.Text() != text {
-		t.Fatalf("huge line not read whole")
+	if len(recs) < 3 || recs[1].Message == nil || recs[1].Message.UUID != "big" {
+		t.Fatalf("huge line not read")
+	}
+	got := recs[1].Message.Text()
+	cut := len(text) - keepHead - keepTail
+	marker := fmt.Sprintf("\n[ledger: %d bytes cut from this text of %d bytes]\n", cut, len(text))
+	if got != text[:keepHead]+marker+text[len(text)-keepTail:] {
+		t.Errorf("huge text: %d bytes, %q ... %q; want its head, %q and its tail", len(got), got[:40], got[max(0, len(got)-40):], marker)
 	}
 	if recs[1].Line != 2 || recs[1].Offset != int64(bytes.IndexByte(buf.Bytes(), '\n')+1) {
 		t.Errorf("huge line at %d/%d", recs[1].Line, recs[1].Offset)
@@ -465,6 +475,71 @@ func TestHugeLine(t *testing.T) {
 	if res.Skipped != 6 || res.Lines != 15 {
 		t.Errorf("result %+v", res)
 	}
+	if want := int64(bytes.LastIndexByte(buf.Bytes(), '\n') + 1); res.End != want {
+		t.Errorf("End %d, want %d", res.End, want)
+	}
+}
+
+// TestLongLineCuts: the cut of a long line's strings keeps the line valid
+// JSON and valid UTF-8 whatever falls at the cut (multi-byte characters,
+// escapes, surrogate pairs); strings within the limit, keys and numbers
+// are kept as they are; a line too long even cut is skipped with its
+// size, and the next line is read.
+func TestLongLineCuts(t *testing.T) {
+	for _, unit := range []string{"x", "é", "€", "😀", `\n`, `\"`, `\\`, `\u00e9`, `\ud83d\ude00`, "a\\u0041"} {
+		t.Run(unit, func(t *testing.T) {
+			long := strings.Repeat(unit, (keepHead+keepTail)/len(unit)*3+1)
+			line := `{"type":"user","uuid":"u","sessionId":"s","message":{"role":"user","content":[` +
+				`{"type":"text","text":"` + long + `"},{"type":"text","text":"short \"one\""}]},"n":[1,2.5,true,null]}`
+			line += strings.Repeat(" ", max(0, maxWholeLine+1-len(line)))
+			recs, res, _ := readBytes(t, FormatClaude, []byte(line+"\n"+`{"type":"user","uuid":"v","sessionId":"s","message":{"role":"user","content":"next"}}`+"\n"))
+			if len(recs) != 2 || res.Skipped != 0 {
+				t.Fatalf("%d records, %+v", len(recs), res)
+			}
+			m := recs[0].Message
+			if len(m.Blocks) != 2 || m.Blocks[1].Text != `short "one"` {
+				t.Fatalf("blocks %d, second %q", len(m.Blocks), m.Blocks[len(m.Blocks)-1].Text)
+			}
+			got := m.Blocks[0].Text
+			if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) {
+				t.Errorf("cut text is not clean UTF-8: %q", got[keepHead-8:keepHead+8])
+			}
+			var full string
+			if err := json.Unmarshal([]byte(`"`+long+`"`), &full); err != nil {
+				t.Fatal(err)
+			}
+			// The limits count bytes of JSON: six of them make one byte of é.
+			head, rest, ok := strings.Cut(got, "\n[ledger: ")
+			if !ok || !strings.HasPrefix(full, head) || len(head) < keepHead/4 {
+				t.Errorf("head of %d bytes is not the text's start", len(head))
+			}
+			_, tail, _ := strings.Cut(rest, "]\n")
+			if !strings.HasSuffix(full, tail) || len(tail) < keepTail/4 {
+				t.Errorf("tail of %d bytes is not the text's end", len(tail))
+			}
+			if recs[1].Message.Text() != "next" {
+				t.Errorf("next line: %q", recs[1].Message.Text())
+			}
+		})
+	}
+	t.Run("too long even cut", func(t *testing.T) {
+		numbers := `{"type":"user","uuid":"u","sessionId":"s","n":[` + strings.Repeat("1,", maxKeptLine) + `1]}`
+		data := numbers + "\n" + `{"type":"user","uuid":"v","sessionId":"s","message":{"role":"user","content":"next"}}` + "\n"
+		recs, res, _ := readBytes(t, FormatClaude, []byte(data))
+		if res.Skipped != 1 || !strings.HasPrefix(res.Skips[0].Reason, fmt.Sprintf("line too long (%d bytes", len(numbers)+1)) {
+			t.Errorf("skips %+v", res.Skips)
+		}
+		if len(recs) != 1 || recs[0].Message.Text() != "next" || res.End != int64(len(data)) || res.Lines != 2 {
+			t.Errorf("%d records, %+v", len(recs), res)
+		}
+	})
+	t.Run("no closing quote", func(t *testing.T) {
+		bad := `{"type":"user","uuid":"u","message":{"content":"` + strings.Repeat("z", maxWholeLine+10)
+		_, res, _ := readBytes(t, FormatClaude, []byte(bad+"\n"))
+		if res.Skipped != 1 || res.Skips[0].Reason != "invalid json" {
+			t.Errorf("skips %+v", res.Skips)
+		}
+	})
 }
 
 // TestIncremental reads each fixture in two parts, cut at every line
@@ -806,4 +881,60 @@ func TestStateJSON(t *testing.T) {
 	if b, _ := json.Marshal(back); len(b) > 4096 {
 		t.Errorf("state JSON is %d bytes", len(b))
 	}
+}
+
+// TestEscapedNULRemoved: a NUL written as the escape \u0000 is removed as
+// a raw NUL byte is, from every string a record carries (text, thinking,
+// tool names, inputs and output, titles, summaries, session facts), in
+// both formats; an escaped backslash followed by u0000 is text and stays.
+func TestEscapedNULRemoved(t *testing.T) {
+	claude := `{"type":"summary","summary":"ti\u0000tle","leafUuid":"x"}
+{"type":"user","uuid":"u1","sessionId":"s\u0000","cwd":"/tmp/a\u0000b","gitBranch":"ma\u0000in","message":{"role":"user","content":"a\u0000b \\u0000 kept"}}
+{"type":"assistant","uuid":"u2","sessionId":"s","message":{"role":"assistant","model":"m\u0000","content":[{"type":"thinking","thinking":"th\u0000ink"},{"type":"tool_use","id":"t\u00001","name":"Ba\u0000sh","input":{"command":"ls \u0000/tmp","note":"\\u0000"}}]}}
+{"type":"user","uuid":"u3","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out\u0000put"}]}]}}
+{"type":"user","uuid":"u4","sessionId":"s","isCompactSummary":true,"message":{"role":"user","content":"sum\u0000mary"}}
+`
+	codex := `{"timestamp":"2026-03-02T09:00:00Z","type":"session_meta","payload":{"id":"c\u0000x","cwd":"/tmp/c\u0000"}}
+{"timestamp":"2026-03-02T09:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hel\u0000lo"}]}}
+{"timestamp":"2026-03-02T09:00:02Z","type":"response_item","payload":{"type":"function_call","name":"sh\u0000ell","arguments":"{\"command\":[\"ls\",\"\\u0000x\"]}","call_id":"c1"}}
+{"timestamp":"2026-03-02T09:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"do\u0000ne"}}
+{"timestamp":"2026-03-02T09:00:04Z","type":"compacted","payload":{"message":"sum\u0000mary"}}
+`
+	for _, tc := range []struct {
+		f    Format
+		data string
+	}{{FormatClaude, claude}, {FormatCodex, codex}} {
+		t.Run(string(tc.f), func(t *testing.T) {
+			recs, res, _ := readBytes(t, tc.f, []byte(tc.data))
+			if res.Skipped != 0 || len(recs) < 4 {
+				t.Fatalf("%d records, %+v", len(recs), res)
+			}
+			b, err := json.Marshal(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A NUL in any string marshals as \u0000; the kept text as \\u0000.
+			if n := bytes.Count(b, []byte(`\u0000`)) - bytes.Count(b, []byte(`\\u0000`)); n != 0 {
+				t.Errorf("%d NULs left in the records: %s", n, b)
+			}
+			for _, r := range recs {
+				for _, blk := range messageBlocks(r) {
+					if strings.Contains(blk.Input, `\u0000`) && !strings.Contains(blk.Input, `\\u0000`) {
+						t.Errorf("escaped NUL left in a tool input: %s", blk.Input)
+					}
+				}
+			}
+		})
+	}
+	recs, _, _ := readBytes(t, FormatClaude, []byte(claude))
+	if got := recs[0].Message.Text(); got != `ab \u0000 kept` {
+		t.Errorf("text = %q, want the NUL gone and the escaped backslash kept", got)
+	}
+}
+
+func messageBlocks(r Record) []compact.Block {
+	if r.Message == nil {
+		return nil
+	}
+	return r.Message.Blocks
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
@@ -31,7 +32,17 @@ type App struct {
 	cpuProfile string
 	noRedact   bool
 	engine     *engine.Engine
+	// reader is set by commands that only read: they open the ledger
+	// read-only (store.OpenReader), and so work on one they cannot write.
+	reader bool
+	// readFallback is set by commands that write when they can, and still
+	// do their reading part when they cannot (a hook: SessionStart injects
+	// context from a ledger it cannot write).
+	readFallback bool
 }
+
+// reads says the command only reads the ledger.
+func (a *App) reads() { a.reader = true }
 
 // DBPath is the database path: --db, else the environment's
 // (engine.DBPath).
@@ -72,12 +83,26 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
 	}
+	if a.readFallback {
+		s, err := store.Open(ctx, path, opts...)
+		if !errors.As(err, new(*store.ReadOnlyError)) {
+			return s, err
+		}
+		return store.OpenReader(ctx, path, opts...)
+	}
+	if a.reader {
+		s, err := store.OpenReader(ctx, path, opts...)
+		if err == nil && s.Stale() {
+			fmt.Fprintf(a.Stderr, "ledger: warning: %s-wal cannot be read from here: what was written since its last checkpoint is not shown\n", path)
+		}
+		return s, err
+	}
 	return store.Open(ctx, path, opts...)
 }
 
 func (a *App) close() {
 	if a.engine != nil {
-		a.engine.Close()
+		a.engine.Close() // not when a hook run abandoned its work: see Engine.Close
 	}
 }
 
@@ -132,7 +157,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (app *App) run(ctx context.Context, args []string) int {
 	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)
-	root.SetArgs(args)
+	root.SetArgs(queryArgs(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -229,4 +254,56 @@ func argsUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// queryAnnotation marks a command whose positional arguments are a query
+// that may start with '-' (search's -word and -"a phrase" exclusions).
+const queryAnnotation = "ledger/query"
+
+// queryArgs moves the words of a query command (queryAnnotation) that are
+// not its flags, or a flag's value, after a "--", in their order, so that
+// `ledger search -docker` searches instead of failing on a flag -d. Long
+// flags (--json, --kind message) and -h stay flags wherever they are; an
+// unknown long flag stays one too, and its error shows the -- form.
+func queryArgs(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.Annotations[queryAnnotation] == "" {
+		return args
+	}
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
+	var out, query []string
+	named := false // the command's name was seen
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			query = append(query, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			out = append(out, a)
+			name, _, withValue := strings.Cut(a[2:], "=")
+			if f := lookup(name); f != nil && !withValue && f.NoOptDefVal == "" && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+		case !named && strings.HasPrefix(a, "-"):
+			out = append(out, a)
+		case !named:
+			named = a == cmd.Name()
+			out = append(out, a)
+		case a == "-h":
+			out = append(out, a)
+		default:
+			query = append(query, a)
+		}
+	}
+	if len(query) == 0 {
+		return out
+	}
+	return append(append(out, "--"), query...)
 }

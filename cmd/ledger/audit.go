@@ -59,6 +59,7 @@ wrote for the compaction), with both sizes in tokens.`,
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
+	app.reads()
 	if opts.Loss {
 		if opts.Since != "" {
 			return usagef("--loss reports every compaction of the session: --since does not apply")

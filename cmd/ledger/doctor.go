@@ -35,6 +35,9 @@ a check fails.`,
 }
 
 func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
+	if !opts.Rebuild {
+		app.reads()
+	}
 	h, err := app.Engine().Doctor(ctx, opts.Rebuild)
 	if err != nil {
 		return err
@@ -46,6 +49,9 @@ func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
 	} else {
 		fmt.Fprintf(app.Stdout, "integrity: %s\nfull-text index: %s\n%d sessions, %d messages, %d handoffs, %d compactions, %s on disk\n",
 			h.Integrity, h.FTS, h.Sessions, h.Messages, h.Handoffs, h.Compacts, humanBytes(h.Bytes))
+		if h.ReadOnly {
+			fmt.Fprintln(app.Stdout, "(a read-only ledger: the full-text indexes were checked by integrity_check only; FTS5's own check writes)")
+		}
 	}
 	if h.Integrity != "ok" || h.FTS != "ok" {
 		return errors.New("the database failed its checks (try: ledger doctor --rebuild)")

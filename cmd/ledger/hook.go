@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,12 +32,19 @@ hook_event_name. Installed by 'ledger hooks install'; you do not run it by hand.
                 50, 100 and 150 tool calls, suggest a handoff and /clear (once
                 per threshold).
   Stop          ingest what is new in the transcript.
-  SessionEnd    the same, within 1 s (what is left is picked up later).
+  SessionEnd    the same.
 
-A hook never blocks or slows the agent: whatever goes wrong (bad input, no
-database, a deadline), it exits 0 with one warning line on stderr and in
-$XDG_STATE_HOME/ledger/hook.log. Only clear mode blocks, and only after the
-handoff is safely written.`,
+A hook never blocks or slows the agent. Each event has a budget (SessionStart
+2 s; PostToolUse, Stop and SessionEnd 1 s; PreCompact 10 s) that it keeps
+whatever it reads and whoever holds the ledger's write lock: what does not fit
+(the rest of a long transcript, a write the lock holds up) is left for the next
+event, and PreCompact then writes the handoff's Markdown file at once and its
+ledger row later. Whatever goes wrong (bad input, no database, a transcript
+that is a pipe or a device), it exits 0 with one warning line on stderr and in
+$XDG_STATE_HOME/ledger/hook.log. Each run leaves a receipt (event, session,
+time, ms, outcome, what it did or left for later) in the ledger, or in the hook
+log when the ledger cannot be written at once. Only clear mode blocks, and only
+after the handoff is safely written.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Mode != "assist" && opts.Mode != "clear" {
@@ -53,39 +58,20 @@ handoff is safely written.`,
 	return cmd
 }
 
-// runHook runs one hook event and fails open: every error becomes a
-// warning, except the one clear-mode block, which is the hook's purpose.
+// runHook runs one hook event (engine.RunHook: within the event's budget,
+// failing open) and reports it: its output on stdout, a warning on
+// stderr, and clear mode's block as the error that exits 2.
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
-	start := time.Now()
-	in, err := engine.DecodeHookInput(app.Stdin)
-	if err != nil {
-		hookWarn(app, "", err)
-		return nil
-	}
-	deadline, ok := engine.HookDeadline(in.Event)
-	if !ok {
-		return nil // an event ledger does not handle: nothing to do
-	}
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	out, err := app.Engine().Hook(ctx, in, engine.HookOptions{Mode: opts.Mode, Startup: opts.Startup})
-	if err == nil && out != nil {
-		err = writeJSON(app.Stdout, out)
-	}
-	switch {
-	case errors.As(err, new(engine.BlockError)):
-		return err
-	case err != nil:
-		if ctx.Err() != nil {
-			err = fmt.Errorf("deadline of %v reached after %v (the rest is picked up later): %w", deadline, time.Since(start).Round(time.Millisecond), err)
+	app.readFallback = true
+	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Mode: opts.Mode, Startup: opts.Startup,
+		StateDir: app.Getenv("XDG_STATE_HOME")})
+	if run.Output != nil {
+		if err := writeJSON(app.Stdout, run.Output); err != nil {
+			fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", app.Engine().HookWarning(app.Getenv("XDG_STATE_HOME"), run.Receipt.Event, err))
 		}
-		hookWarn(app, in.Event, err)
 	}
-	return nil
-}
-
-// hookWarn reports a failure without failing: one line on stderr, and the
-// same line in the hook log.
-func hookWarn(app *App, event string, err error) {
-	fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", app.Engine().HookWarning(app.Getenv("XDG_STATE_HOME"), event, err))
+	if run.Warning != "" {
+		fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", run.Warning)
+	}
+	return run.Err
 }

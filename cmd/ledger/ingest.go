@@ -98,8 +98,11 @@ func printIngest(w io.Writer, s engine.IngestSummary) {
 		fmt.Fprintf(w, "; %d malformed lines skipped", s.SkippedLines)
 	}
 	fmt.Fprintln(w)
-	for _, sk := range s.Skips {
+	for i, sk := range s.Skips {
 		fmt.Fprintf(w, "  skipped %s:%d: %s\n", filepath.Base(sk.File), sk.Line, sk.Reason)
+		if last := i == len(s.Skips)-1 || s.Skips[i+1].File != sk.File; last && s.NotListed(sk.File) > 0 {
+			fmt.Fprintf(w, "  and %d more in %s\n", s.NotListed(sk.File), filepath.Base(sk.File))
+		}
 	}
 }
 

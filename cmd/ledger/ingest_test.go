@@ -312,3 +312,45 @@ func TestAuditSinceAndUnknownSession(t *testing.T) {
 		t.Errorf("audit totals line missing:\n%s", r.stdout)
 	}
 }
+
+// TestIngestSkipsSaysHowManyMore: a file with more bad lines than are
+// listed says how many more there are, in the text ("and N more") and in
+// the JSON, whose skipped_lines is the listed skips plus skips_not_listed.
+func TestIngestSkipsSaysHowManyMore(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	dir := filepath.Join(home, "in")
+	os.MkdirAll(dir, 0o700)
+	src := splitLines(t, filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl"))
+	var a, b []byte
+	for i, l := range src {
+		a, b = append(a, l...), append(b, l...)
+		if i == 3 {
+			a = append(a, bytes.Repeat([]byte("{not json\n"), 8)...)
+			b = append(b, "[1]\n"...)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), a, 0o600)
+	b = bytes.ReplaceAll(b, []byte("7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"), []byte("7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e58"))
+	os.WriteFile(filepath.Join(dir, "b.jsonl"), b, 0o600)
+
+	r := runCmd(t, home, "", "--db", db, "ingest", "--json", dir)
+	var got struct {
+		SkippedLines   int `json:"skipped_lines"`
+		SkipsNotListed int `json:"skips_not_listed"`
+		Skips          []struct {
+			File string `json:"file"`
+			Line int    `json:"line"`
+		} `json:"skips"`
+	}
+	decodeJSON(t, r.stdout, &got)
+	if got.SkippedLines != 9 || len(got.Skips) != 6 || got.SkipsNotListed != 3 || got.SkippedLines != len(got.Skips)+got.SkipsNotListed {
+		t.Errorf("skipped_lines %d, %d listed, skips_not_listed %d; want 9 = 6 listed (5 of a, 1 of b) + 3", got.SkippedLines, len(got.Skips), got.SkipsNotListed)
+	}
+	home2 := t.TempDir()
+	r = runCmd(t, home2, "", "--db", filepath.Join(home2, "l.db"), "ingest", dir)
+	if !strings.Contains(r.stdout, "9 malformed lines skipped") || !strings.Contains(r.stdout, "  and 3 more in a.jsonl\n") ||
+		strings.Count(r.stdout, "  skipped a.jsonl:") != 5 || strings.Count(r.stdout, "  skipped b.jsonl:") != 1 {
+		t.Errorf("text output:\n%s", r.stdout)
+	}
+}

@@ -7,9 +7,26 @@ import (
 	"syscall"
 )
 
+// main runs one command line. The first Ctrl-C (SIGINT) or SIGTERM cancels
+// the command's context: it stops between transactions, each file's lines
+// and cursor committed together or not at all, and exits 1. A second one
+// ends the process at once, wherever it is (SQLite's transactions make that
+// as safe as a kill).
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		s := <-sigs
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	stop()
+	cancel()
 	os.Exit(code)
 }

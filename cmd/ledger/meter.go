@@ -51,6 +51,7 @@ every API response in the transcript, beside the chars/4 baseline.`,
 }
 
 func runMeter(ctx context.Context, app *App, opts *meterOptions) error {
+	app.reads()
 	if opts.Accuracy {
 		a, err := app.Engine().MeterAccuracy(ctx, opts.Target)
 		if err != nil {

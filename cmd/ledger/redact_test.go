@@ -13,7 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/secrets/secretstest"
 )
 
 // seededSession is the session of testdata/redact/seeded.jsonl.
@@ -418,4 +420,71 @@ func lazyRulesHelper(t *testing.T) {
 		t.Fatal("ingest did not compile the secret rules: the check above proves nothing")
 	}
 	fmt.Println("lazy rules ok")
+}
+
+// claudeLine is m as a Claude Code transcript line.
+func claudeLine(t *testing.T, session, uuid string, m compact.Message) []byte {
+	t.Helper()
+	var content []map[string]any
+	for _, b := range m.Blocks {
+		switch b.Kind {
+		case compact.BlockText:
+			content = append(content, map[string]any{"type": "text", "text": b.Text})
+		case compact.BlockThinking:
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.Text})
+		case compact.BlockToolUse:
+			content = append(content, map[string]any{"type": "tool_use", "id": b.ToolID, "name": b.ToolName, "input": json.RawMessage(b.Input)})
+		case compact.BlockToolResult:
+			content = append(content, map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "content": b.Text})
+		}
+	}
+	line, err := json.Marshal(map[string]any{"type": string(m.Role), "uuid": uuid, "sessionId": session, "cwd": "/home/dev/src/shop",
+		"timestamp": "2026-03-02T09:00:00Z", "message": map[string]any{"role": string(m.Role), "content": content}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(line, '\n')
+}
+
+// TestSecretsInEveryPlacementNeverStored ingests a transcript holding
+// each of 28 kinds of live-shaped secret in each of 21 placements (prose,
+// paths and URLs typed by the user, tool input paths, shell commands, file
+// content, tool output, thinking), and the credentials that are no
+// provider's token (an Azure connection string in a shell command, a
+// password in prose): none of them is in the database file, its WAL or the
+// full-text index afterwards.
+func TestSecretsInEveryPlacementNeverStored(t *testing.T) {
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	const session = "5eed7a1e-0c0d-4e5a-9b1f-2d3c4b5a6f71"
+	var buf bytes.Buffer
+	var secrets []seeded
+	n := 0
+	for _, k := range secretstest.Kinds() {
+		secrets = append(secrets, seeded{k.Kind, k.Value})
+		for _, p := range secretstest.Placements() {
+			n++
+			buf.Write(claudeLine(t, session, fmt.Sprintf("u-%d", n), p.Message(k.Value)))
+		}
+	}
+	for _, c := range secretstest.Credentials() {
+		secrets = append(secrets, seeded{c.Kind, c.Value})
+		for _, p := range secretstest.TextPlacements() {
+			n++
+			buf.Write(claudeLine(t, session, fmt.Sprintf("u-%d", n), p.Message(c.Text)))
+		}
+	}
+	dir := filepath.Join(home, "projects")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, session+".jsonl"), buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	holder := holdOpen(t, db)
+	if sum := ingest(t, home, db, dir); sum.Messages != n {
+		t.Fatalf("ingest = %+v, want %d messages", sum, n)
+	}
+	assertNoLeak(t, "database file and WAL", dbBytes(t, db), secrets)
+	assertNoLeak(t, "full-text index", ftsTerms(t, holder), secrets)
 }

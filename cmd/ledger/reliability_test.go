@@ -335,13 +335,28 @@ func TestConcurrentWriters(t *testing.T) {
 		if t.Failed() {
 			t.FailNow()
 		}
+		// A hook that met the write lock held past its share of the 1 s
+		// budget left the new lines for the next event: one more, alone.
+		last := startBin(t, home, string(hookIn), "--db", db, "hook")
+		last.wait(t)
+		last.wantClean(t)
 		want := expectedCounts(t, append([]string{shared}, files...)...)
 		sameCounts(t, fmt.Sprintf("round %d", round+1), storedCounts(t, home, db), want)
 	}
 	t.Logf("%d rounds of %d ingests and %d hooks: %v", rounds, ingests, hooksPerPart, time.Since(start).Round(time.Millisecond))
-	if _, err := os.Stat(filepath.Join(home, ".state", "ledger", "hook.log")); !errors.Is(err, fs.ErrNotExist) {
-		b, _ := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log"))
-		t.Errorf("the hook logged failures:\n%s", b)
+	// No hook failed; some may have left their work for the next event,
+	// their receipts in the log (the ledger being locked at their end).
+	if b, err := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log")); !errors.Is(err, fs.ErrNotExist) {
+		deferred := 0
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.Contains(l, " receipt ") || !strings.Contains(l, `"outcome":"deferred"`) && !strings.Contains(l, `"outcome":"ok"`) {
+				t.Errorf("the hook logged a failure: %s", l)
+			}
+			if strings.Contains(l, `"outcome":"deferred"`) {
+				deferred++
+			}
+		}
+		t.Logf("%d hook runs left their work for the next event", deferred)
 	}
 	wantHealthy(t, home, db)
 	wantNoDuplicates(t, db)
@@ -625,6 +640,7 @@ func TestIngestBadLines(t *testing.T) {
 		"[1,2,3]\n",
 		strings.Replace(msg("u3", "user", "bad utf8 here: X end"), "X", "\xff\xfe", 1),
 		strings.Replace(msg("u4", "user", "nul bytes: X end"), "X", "\x00\x00", 1),
+		msg("u4e", "user", "escaped nul: \x00 end"), // json.Marshal writes the NUL as \u0000
 		`{"type":"brand-new-kind","sessionId":"` + session + `","whatever":[1]}` + "\n",
 		msg("u5", "user", huge),
 		msg("u6", "assistant", "after the junk"),
@@ -636,10 +652,10 @@ func TestIngestBadLines(t *testing.T) {
 	appendFile(t, filepath.Join(dir, "empty.jsonl"), nil)
 
 	got := ingestBin(t, home, db, dir)
-	if got.Messages != 5 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
+	if got.Messages != 6 || got.SkippedLines != 2 || len(got.Skips) != 2 ||
 		got.Skips[0].Line != 2 || got.Skips[0].Reason != "invalid json" ||
 		got.Skips[1].Line != 3 || got.Skips[1].Reason != "not a claude record" || len(got.Unrecognized) != 0 {
-		t.Errorf("ingest = %+v; want 5 messages, lines 2 (invalid json) and 3 (not a claude record) skipped", got)
+		t.Errorf("ingest = %+v; want 6 messages, lines 2 (invalid json) and 3 (not a claude record) skipped", got)
 	}
 	s, err := store.Open(context.Background(), db)
 	if err != nil {
@@ -647,19 +663,26 @@ func TestIngestBadLines(t *testing.T) {
 	}
 	defer s.Close()
 	var texts []string
-	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4') ORDER BY uuid`); err != nil {
+	if err := rawDB(t, s.Path()).Select(&texts, `SELECT text FROM messages WHERE uuid IN ('u3', 'u4', 'u4e') ORDER BY uuid`); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end"}; !slicesEqual(texts, want) {
+	if want := []string{"bad utf8 here: \uFFFD end", "nul bytes:  end", "escaped nul:  end"}; !slicesEqual(texts, want) {
 		t.Errorf("repaired texts = %q, want %q", texts, want)
 	}
-	var n int
-	if err := rawDB(t, s.Path()).Get(&n, `SELECT length(text) FROM messages WHERE uuid = 'u5'`); err != nil || n != len(huge) {
-		t.Errorf("20 MB message stored with %d characters (%v), want %d", n, err, len(huge))
+	// The 20 MB text is kept as its first MB and last 64 KB around a marker
+	// with the sizes: memory stays bounded, and its end stays searchable.
+	var stored string
+	if err := rawDB(t, s.Path()).Get(&stored, `SELECT text FROM messages WHERE uuid = 'u5'`); err != nil ||
+		len(stored) > 1200<<10 || !strings.Contains(stored, fmt.Sprintf(" bytes cut from this text of %d bytes]", len(huge))) ||
+		!strings.HasSuffix(stored, "needle") {
+		t.Errorf("20 MB message stored as %d bytes (%v): %.80q...%.80q", len(stored), err, stored, stored[max(0, len(stored)-80):])
 	}
 	r := runBin(t, home, "", "--db", db, "search", "--json", "needle")
 	if r.code != 0 || !strings.Contains(r.stdout, `"session": "`+session) {
 		t.Errorf("search for the 20 MB line's last word: exit %d, %.200s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", db, "search", "--json", "escaped"); !strings.Contains(r.stdout, "escaped nul:  end") {
+		t.Errorf("search finds the NUL's message as %.300s", r.stdout)
 	}
 	// The cut last line is completed: the next run reads it, and only it.
 	appendFile(t, path, []byte(last[len(last)/2:]))
@@ -708,9 +731,17 @@ func TestHookBadInput(t *testing.T) {
 				!strings.Contains(r.stderr, tc.warning) {
 				t.Errorf("exit %d, stderr %q; want exit 0 and one warning with %q", r.code, r.stderr, tc.warning)
 			}
+			// One warning line per failure; the log also holds the receipts
+			// of runs that could not write theirs to the ledger.
 			b, _ := os.ReadFile(log)
-			if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != i+1 || !strings.Contains(lines[i], tc.warning) {
-				t.Errorf("hook log has %d lines, the last %q; want %d, with %q", len(lines), lines[len(lines)-1], i+1, tc.warning)
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				if !strings.Contains(l, " receipt {") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != i+1 || !strings.Contains(lines[i], tc.warning) {
+				t.Errorf("hook log has %d warning lines, the last %q; want %d, with %q", len(lines), lines[len(lines)-1], i+1, tc.warning)
 			}
 		})
 	}

@@ -49,14 +49,24 @@ TestSessionExpiry each find the messages that mention them. No query is an
 error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 		Example: `  ledger search session_store.go
   ledger search '"connection refused" -docker' --since 7d
+  ledger search -docker compose          # words may start with -, before or after flags
+  ledger search -- --verbose             # a word that looks like a long flag: after --
   ledger search TestSessionExpiry --kind handoff --json
   ledger search 'migrate* OR goose' --project ~/src/app --role assistant`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
+		// A query may start with '-' (see queryArgs).
+		Annotations: map[string]string{queryAnnotation: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query = strings.Join(args, " ")
 			return runSearch(cmd.Context(), app, opts)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if flag, ok := strings.CutPrefix(err.Error(), "unknown flag: "); ok {
+			return usagef("%v (to search for %s, end the flags first: ledger search -- '%s')", err, flag, flag)
+		}
+		return usageError{err}
+	})
 	f := cmd.Flags()
 	f.StringVar(&opts.Session, "session", "", "only this `session` (id or unique prefix)")
 	f.StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
@@ -70,6 +80,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 }
 
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
+	app.reads()
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project
 	if err := engine.CheckSearch(opts.Kind, opts.Role, opts.Limit); err != nil {

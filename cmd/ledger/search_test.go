@@ -159,3 +159,60 @@ func TestSearchLanguageAndFilters(t *testing.T) {
 		t.Errorf("unknown --session: exit %d, want 3", r.code)
 	}
 }
+
+// TestSearchQueryStartingWithDash: the documented exclusions work as the
+// first word, unquoted by the shell (ledger search -docker, -"a phrase"),
+// before or after flags; `--` still ends the flags; a misspelt long flag is
+// a usage error that shows the `--` form.
+func TestSearchQueryStartingWithDash(t *testing.T) {
+	home, db := searchFixture(t)
+	excluded := func(word string) func([]hit) bool {
+		return func(hits []hit) bool {
+			for _, h := range hits {
+				if strings.Contains(strings.ToLower(h.Snippet), word) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	tests := []struct {
+		name string
+		args []string
+		ok   func([]hit) bool
+	}{
+		{"exclusion first", []string{"search", "-race", "reserve", "--json"}, func(h []hit) bool { return len(h) > 0 && excluded("race")(h) }},
+		{"exclusion alone", []string{"search", "-docker", "--json"}, excluded("docker")},
+		{"phrase exclusion", []string{"search", `-"data race"`, "reserve", "--json"}, func(h []hit) bool { return len(h) > 0 && excluded("data race")(h) }},
+		{"flags first", []string{"search", "--json", "--limit", "5", "-race", "reserve"}, func(h []hit) bool { return len(h) > 0 && len(h) <= 5 && excluded("race")(h) }},
+		{"flag value after", []string{"search", "-race", "--kind", "message", "reserve", "--json"}, func(h []hit) bool {
+			return len(h) > 0 && excluded("race")(h) && h[0].Kind == "message"
+		}},
+		{"double dash", []string{"search", "--json", "--", "-race", "reserve"}, func(h []hit) bool { return len(h) > 0 && excluded("race")(h) }},
+		{"global flag after", []string{"search", "-race", "reserve", "--json", "--db", db}, func(h []hit) bool { return len(h) > 0 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if !strings.Contains(strings.Join(args, " "), "--db") {
+				args = append([]string{"--db", db}, args...)
+			}
+			r := runCmd(t, home, "", args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var hits []hit
+			decodeJSON(t, r.stdout, &hits)
+			if !tc.ok(hits) {
+				t.Errorf("%d hits: %+v", len(hits), hits)
+			}
+		})
+	}
+	r := runCmd(t, home, "", "--db", db, "search", "--dockr")
+	if r.code != 2 || !strings.Contains(r.stderr, "ledger search -- '--dockr'") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("unknown long flag: exit %d, stderr %q; want 2 and the -- form", r.code, r.stderr)
+	}
+	if r := runCmd(t, home, "", "--db", db, "search", "-h"); r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
+		t.Errorf("search -h: exit %d, %.100q", r.code, r.stdout)
+	}
+}

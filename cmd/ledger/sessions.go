@@ -44,6 +44,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 }
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
+	app.reads()
 	list, err := app.Engine().Sessions(ctx, opts.Project, opts.Limit)
 	if err != nil {
 		return err

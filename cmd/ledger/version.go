@@ -43,6 +43,7 @@ func newVersionCmd(app *App) *cobra.Command {
 }
 
 func runVersion(ctx context.Context, app *App, opts *versionOptions) error {
+	app.reads()
 	v, err := app.Engine().Versions(ctx, buildVersion())
 	if err != nil {
 		return err

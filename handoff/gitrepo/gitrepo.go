@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,7 @@ func Read(dir string) (State, bool) {
 			gitDir := dotgit
 			if !fi.IsDir() {
 				// a worktree (or submodule): .git is a file "gitdir: PATH"
-				b, err := os.ReadFile(dotgit)
+				b, err := readFile(dotgit)
 				if err != nil {
 					return State{}, false
 				}
@@ -49,14 +51,14 @@ func Read(dir string) (State, bool) {
 
 func readDir(root, gitDir string) State {
 	g := State{Root: root, CommonDir: gitDir}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readFile(filepath.Join(gitDir, "commondir")); err == nil {
 		p := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(gitDir, p)
 		}
 		g.CommonDir = filepath.Clean(p)
 	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	head, err := readFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return g
 	}
@@ -75,11 +77,11 @@ func readDir(root, gitDir string) State {
 // the common dir's packed-refs.
 func resolveRef(gitDir, commonDir, ref string) string {
 	for _, d := range []string{gitDir, commonDir} {
-		if b, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
+		if b, err := readFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
 			return strings.TrimSpace(string(b))
 		}
 	}
-	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	f, err := openRegular(filepath.Join(commonDir, "packed-refs"))
 	if err != nil {
 		return ""
 	}
@@ -106,7 +108,7 @@ func Worktrees(commonDir string) []string {
 		return out
 	}
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(commonDir, "worktrees", e.Name(), "gitdir"))
+		b, err := readFile(filepath.Join(commonDir, "worktrees", e.Name(), "gitdir"))
 		if err != nil {
 			continue
 		}
@@ -122,4 +124,32 @@ func ShortHash(s string) string {
 		return s[:10]
 	}
 	return s
+}
+
+// maxGitFile bounds what is read of a small git file (HEAD, a ref, a
+// gitdir link): they are a line.
+const maxGitFile = 64 << 10
+
+// openRegular opens path if it is a regular file. The folder is the
+// project a transcript names, which anyone may have written: a FIFO in
+// place of .git/HEAD would block a read forever.
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.Open(path)
+}
+
+// readFile reads a small git file (see openRegular), at most maxGitFile.
+func readFile(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxGitFile))
 }

@@ -329,6 +329,14 @@ func corpusPath() string {
 func TestRedactMatchesGitleaks(t *testing.T) {
 	ref := referenceDetector(t)
 	texts := fidelityTexts(t)
+	rules, err := ledgerRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]bool{}
+	for _, r := range rules {
+		own[r.RuleID] = true
+	}
 	total, extra := 0, 0
 	for _, text := range texts {
 		// gitleaks reports a secret once per rule that finds it; ledger
@@ -360,6 +368,9 @@ func TestRedactMatchesGitleaks(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("gitleaks finds %v %q, ledger does not, in %.200q", kinds, secret, text)
+			case kinds["generic-api-key"] && own[kind]:
+				// One of ledger's own rules names what gitleaks calls generic
+				// (a password, an Azure account key).
 			case !kinds[kind]:
 				t.Errorf("ledger names %q %s, gitleaks %v, in %.200q", secret, kind, kinds, text)
 			}

@@ -161,6 +161,17 @@ const semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:
 //   - aws-secret-access-key: the 40-character secret key assigned to an
 //     aws_secret_access_key name. gitleaks finds it only as a
 //     generic-api-key; this keeps the kind.
+//   - azure-storage-account-key: the AccountKey of an Azure storage
+//     connection string (DefaultEndpointsProtocol=...;AccountKey=...==).
+//     gitleaks' generic rule finds most of them, but drops one whose 86
+//     random characters happen to hold one of its 1,500 stopwords.
+//   - password: a password assigned to a name that says so (DB_PASSWORD=,
+//     "password": , POSTGRES_PASSWORD: ) or given to a MySQL client with
+//     -p, whatever characters it holds: the generic rule takes only
+//     [\w.=-] values (or base64), so a generated password with a ! * ~ or
+//     # in it slipped through. Values that read as code, variables or
+//     templates (os.environ[...], ${X}, $(cmd), config.db.password, bare
+//     words) are not passwords.
 func ledgerRules() ([]config.Rule, error) {
 	placeholders := &config.Allowlist{
 		Description: "placeholders",
@@ -168,8 +179,20 @@ func ledgerRules() ([]config.Rule, error) {
 			regexp.MustCompile(`(?i)^(?:\*+|x+|\.+|<[^>]*>|\{+[^}]*\}+|\$\{?[a-z_][a-z0-9_]*\}?|%[a-z_]+%|pass|passwd|password|pwd|secret|changeme)$`),
 		},
 	}
-	if err := placeholders.Validate(); err != nil {
-		return nil, err
+	notPassword := &config.Allowlist{
+		Description: "code, variables and templates",
+		Regexes: []*regexp.Regexp{
+			regexp.MustCompile(`^\$`),                                                        // $VAR, $(cmd), a $2b$ hash
+			regexp.MustCompile(`[(){}\[\]<>%]`),                                              // calls, indexing, templates
+			regexp.MustCompile(`^[A-Za-z_]+[.:]*$`),                                          // a bare word
+			regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[.:]*$`), // config.db.password
+			regexp.MustCompile(`^[0-9.:]+$`),                                                 // a port, a version, a time
+		},
+	}
+	for _, a := range []*config.Allowlist{placeholders, notPassword} {
+		if err := a.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	return []config.Rule{
 		{
@@ -189,6 +212,24 @@ func ledgerRules() ([]config.Rule, error) {
 			Keywords:    []string{"aws_secret", "awssecret", "secret_access_key", "secretaccesskey"},
 			Allowlists:  []*config.Allowlist{placeholders},
 		},
+		{
+			RuleID:      "azure-storage-account-key",
+			Description: "The account key of an Azure storage connection string.",
+			Regex:       regexp.MustCompile(`(?i)\baccountkey\s{0,3}=\s{0,3}([a-z0-9+/]{86}==)`),
+			SecretGroup: 1,
+			Entropy:     4,
+			Keywords:    []string{"accountkey"},
+		},
+		{
+			RuleID:      "password",
+			Description: "A password assigned to a name that says so, or given to a MySQL client.",
+			Regex: regexp.MustCompile(`(?i)(?:[\w.-]{0,40}?(?:passw(?:or)?d|pwd)[\w.-]{0,20}["']?[ \t]{0,3}(?:=|:=|=>|:)[ \t]{0,3}["'\x60]?` +
+				`|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,200}?[ \t]-p["']?)([^\s"'\x60;,=]{8,128})`),
+			SecretGroup: 1,
+			Entropy:     3,
+			Keywords:    []string{"passw", "pwd", "mysql", "mariadb"},
+			Allowlists:  []*config.Allowlist{placeholders, notPassword},
+		},
 	}, nil
 }
 
@@ -196,11 +237,14 @@ func ledgerRules() ([]config.Rule, error) {
 // be followed by a quote, a space, a semicolon, an escaped newline or the
 // end. That suits code and config files; in prose and Markdown a key is
 // as often followed by ".", ",", ")" or "|" ("the key is sk-ant-...AA."),
-// and the rule then misses it. relaxTerminators lets the specific rules
-// (not the generic ones, whose secrets may contain dots) end there too.
+// and in a path by "/", "\", "." or "#" (/keys/sk_live_.../config.json,
+// https://host/#token), and the rule then misses it. relaxTerminators lets
+// the specific rules (not the generic ones, whose secrets may contain dots)
+// end there too. Any backslash ends one: a Windows path's, and the escape
+// before a quote in JSON.
 const (
 	gitleaksTerminator = `(?:[\x60'"\s;]|\\[nr]|$)`
-	proseTerminator    = `(?:[\x60'"\s;.,:!?)\]}>&|<]|\\[nr]|$)`
+	proseTerminator    = `(?:[\x60'"\s;.,:!?)\]}>&|</#\\]|$)`
 )
 
 func relaxTerminators(id, src string) string {
@@ -616,6 +660,10 @@ func (r *Redactor) detect(rs *ruleScan, text string, w span, out []finding) []fi
 		for strings.HasSuffix(secret, `\n`) || strings.HasSuffix(secret, `\r`) {
 			secret = secret[:len(secret)-2]
 		}
+		// A backslash ending a secret is the escape of the quote after it
+		// in JSON (a rule whose alphabet holds backslashes, JWT's): it is
+		// not the secret's, and replacing it would break the JSON.
+		secret = strings.TrimRight(secret, `\`)
 		if secret == "" || strings.Contains(secret, redactedPrefix) {
 			continue // an earlier replacement found again
 		}

@@ -21,6 +21,9 @@ type Engine struct {
 	st   *store.Store
 	now  func() time.Time
 	home string
+	// abandoned is set when a hook run returned with its work still
+	// running (RunHook): the store must not be closed then.
+	abandoned bool
 }
 
 // Options configures an Engine.
@@ -57,9 +60,11 @@ func (e *Engine) Store(ctx context.Context) (*store.Store, error) {
 // Opened is the store if it was opened, else nil.
 func (e *Engine) Opened() *store.Store { return e.st }
 
-// Close closes the store if it was opened.
+// Close closes the store if it was opened, unless a hook run abandoned
+// work that may still use it (the process is about to exit anyway, and
+// closing would wait for that work).
 func (e *Engine) Close() error {
-	if e.st == nil {
+	if e.st == nil || e.abandoned {
 		return nil
 	}
 	err := e.st.Close()

@@ -52,7 +52,7 @@ func TestPlanRead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := planRead(f, fi, tc.cur, tc.seen)
+			p, err := planRead(context.Background(), f, fi, tc.cur, tc.seen)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,17 +103,19 @@ func TestWriteHandoffOnce(t *testing.T) {
 	}
 }
 
-// TestHookEvents: every event has a deadline inside its settings timeout,
-// and only those events are handled.
+// TestHookEvents: every event has a budget well inside its settings
+// timeout (the README's budgets), and only those events are handled.
 func TestHookEvents(t *testing.T) {
+	want := map[string]time.Duration{"SessionStart": 2 * time.Second, "PostToolUse": time.Second, "Stop": time.Second,
+		"SessionEnd": time.Second, "PreCompact": 10 * time.Second}
 	for _, ev := range HookEvents() {
-		d, ok := HookDeadline(ev.Name)
-		if !ok || d <= 0 || d >= time.Duration(ev.Timeout)*time.Second {
-			t.Errorf("%s: deadline %v, timeout %ds", ev.Name, d, ev.Timeout)
+		d, ok := HookBudget(ev.Name)
+		if !ok || d != want[ev.Name] || 2*d > time.Duration(ev.Timeout)*time.Second {
+			t.Errorf("%s: budget %v, timeout %ds; want %v, at most half the timeout", ev.Name, d, ev.Timeout, want[ev.Name])
 		}
 	}
-	if _, ok := HookDeadline("Notification"); ok {
-		t.Error("Notification has a deadline")
+	if _, ok := HookBudget("Notification"); ok {
+		t.Error("Notification has a budget")
 	}
 }
 

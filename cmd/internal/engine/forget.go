@@ -30,6 +30,14 @@ func (e *Engine) Forget(ctx context.Context, sessionArg string, dryRun, files bo
 	if err != nil {
 		return Forgotten{}, err
 	}
+	// Handoffs a PreCompact hook left pending are the session's too.
+	for _, p := range pendingDrafts(st.Path(), sess.ID) {
+		f.HandoffFiles = append(f.HandoffFiles, p.Path)
+		f.Handoffs++
+	}
+	if !dryRun {
+		forgetPending(st.Path(), sess.ID)
+	}
 	out := Forgotten{Forgotten: f}
 	if !files || dryRun {
 		return out, nil

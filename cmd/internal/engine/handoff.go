@@ -59,7 +59,6 @@ func (e *Engine) Compact(ctx context.Context, sessionID string, req HandoffReque
 // Markdown to the budget, and stores it with a compaction record, its
 // Markdown file written atomically inside the same transaction.
 func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req HandoffRequest) (Handoff, error) {
-	now := e.stamp()
 	st, sess, err := e.Session(ctx, sessionID)
 	if err != nil {
 		return Handoff{}, err
@@ -68,11 +67,32 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 	if err != nil {
 		return Handoff{}, err
 	}
+	d, err := e.draftHandoff(ctx, st, sess, msgs, req)
+	if err != nil {
+		return Handoff{}, err
+	}
+	return storeHandoff(ctx, st, d, true)
+}
+
+// handoffDraft is a handoff made and not yet stored: its document
+// (rendered from redacted sections), its Markdown file's path and its
+// compaction record. A PreCompact hook that cannot write to the ledger
+// keeps it in the pending folder (pending.go).
+type handoffDraft struct {
+	SessionID string                 `json:"session_id"`
+	Doc       handoff.Doc            `json:"doc"`
+	Path      string                 `json:"path"`
+	Record    store.CompactionRecord `json:"record"`
+}
+
+// draftHandoff extracts the session's handoff from msgs, as of now.
+func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.Session, msgs []compact.Message, req HandoffRequest) (handoffDraft, error) {
+	now := e.stamp()
 	m := meterOf(SessionView{ID: sess.ID, Model: sess.Model, ContextWindow: sess.ContextWindow, Messages: msgs,
 		Usage: codexUsage(sess)}, nil)
 	notes, err := st.HandoffNotes(ctx, sess.ID)
 	if err != nil {
-		return Handoff{}, err
+		return handoffDraft{}, err
 	}
 	doc := handoff.Extract(msgs, handoff.ExtractOptions{Task: req.Task, SessionID: sess.ID, Project: sess.Project,
 		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: now, ContextUsed: m.UsedTokens,
@@ -90,27 +110,41 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 	// Render from redacted sections: the file, the output and the ledger
 	// all get the same secret-free document.
 	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultEstimator().Tokens)
-	h := Handoff{Doc: doc, Path: req.Out}
-	if h.Path == "" {
-		h.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
+	d := handoffDraft{SessionID: sess.ID, Doc: doc, Path: req.Out,
+		Record: store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
+			LogicalParent: lastMainUUID(msgs)}}
+	if d.Path == "" {
+		d.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
 	}
-	rec := &store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
-		LogicalParent: lastMainUUID(msgs)}
 	if req.Once {
-		rec.Debounce = preCompactDebounce
+		d.Record.Debounce = preCompactDebounce
 	}
+	return d, nil
+}
+
+// storeHandoff stores a drafted handoff and its compaction record in one
+// transaction. With writeMD its Markdown file is written inside it (the
+// file exists exactly when its row does); without, the file is there
+// already (a pending handoff).
+func storeHandoff(ctx context.Context, st *store.Store, d handoffDraft, writeMD bool) (Handoff, error) {
+	h := Handoff{Doc: d.Doc, Path: d.Path}
+	rec := d.Record
 	fileWritten := false
-	h.ID, h.Written, err = st.AddHandoff(ctx, store.NewHandoff{Doc: doc, Path: h.Path, Record: rec,
+	var err error
+	h.ID, h.Written, err = st.AddHandoff(ctx, store.NewHandoff{Doc: d.Doc, Path: d.Path, Record: &rec,
 		BeforeCommit: func() error {
+			if !writeMD {
+				return nil
+			}
 			fileWritten = true
-			if err := writeFile(h.Path, []byte(doc.Markdown)); err != nil {
+			if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
 				return fmt.Errorf("write handoff file: %w", err)
 			}
 			return nil
 		}})
 	if err != nil {
 		if fileWritten {
-			os.Remove(h.Path)
+			os.Remove(d.Path)
 		}
 		return Handoff{}, err
 	}

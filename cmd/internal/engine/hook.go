@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
 )
 
 // HookInput is what Claude Code writes on a hook's stdin: the common
@@ -55,35 +57,39 @@ func DecodeHookInput(r io.Reader) (HookInput, error) {
 	return in, nil
 }
 
-// HookEvent is a Claude Code event ledger handles. Deadline is how long
-// ledger allows itself; Timeout (seconds) is what is written to
-// settings.json beside it, a little longer, so that ledger gives up before
-// Claude Code does.
+// HookEvent is a Claude Code event ledger handles. Budget is how long a
+// hook run allows itself, whatever it reads and whoever holds the
+// ledger's write lock (RunHook); Timeout (seconds) is what is written to
+// settings.json beside it, longer, so that ledger is done well before
+// Claude Code would kill it.
 type HookEvent struct {
-	Name     string
-	Deadline time.Duration
-	Timeout  int
+	Name    string
+	Budget  time.Duration
+	Timeout int
 }
 
 // HookEvents are the events ledger hooks, in the order they are written to
-// settings.json. SessionEnd's default timeout is 1.5 s: what does not fit
-// in its deadline is picked up by the next ingest.
+// settings.json. The budgets are what an agent can afford to wait at each
+// event: at a session's start, 2 s; after each tool call and turn, and at
+// the session's end (whose hooks Claude Code gives 1.5 s in all), 1 s;
+// before a compaction, which writes the handoff, 10 s. What does not fit
+// is left for the next event.
 func HookEvents() []HookEvent {
 	return []HookEvent{
-		{"SessionStart", 5 * time.Second, 10},
-		{"PreCompact", 45 * time.Second, 60},
-		{"PostToolUse", 2 * time.Second, 5},
-		{"Stop", 10 * time.Second, 15},
+		{"SessionStart", 2 * time.Second, 10},
+		{"PreCompact", 10 * time.Second, 60},
+		{"PostToolUse", 1 * time.Second, 5},
+		{"Stop", 1 * time.Second, 15},
 		{"SessionEnd", 1 * time.Second, 5},
 	}
 }
 
-// HookDeadline is the deadline of an event ledger handles; ok is false for
-// any other event.
-func HookDeadline(event string) (d time.Duration, ok bool) {
+// HookBudget is the budget of an event ledger handles; ok is false for any
+// other event.
+func HookBudget(event string) (d time.Duration, ok bool) {
 	for _, ev := range HookEvents() {
 		if ev.Name == event {
-			return ev.Deadline, true
+			return ev.Budget, true
 		}
 	}
 	return 0, false
@@ -93,6 +99,9 @@ func HookDeadline(event string) (d time.Duration, ok bool) {
 type HookOptions struct {
 	Mode    string // "assist", or "clear": block auto-compaction once the handoff is written
 	Startup bool   // inject the project's latest handoff at brand-new sessions too
+	// StateDir is $XDG_STATE_HOME ("" for ~/.local/state): where the hook
+	// log is.
+	StateDir string
 }
 
 // BlockError asks Claude Code to block the event (the hook exits 2 with
@@ -101,56 +110,151 @@ type BlockError struct{ Reason string }
 
 func (e BlockError) Error() string { return e.Reason }
 
-// Hook handles one hook event and returns what the hook prints on stdout
-// (nil for nothing). Each event does:
+// hookResult is what handling an event did: what to print, and its
+// receipt's outcome and detail. err is a failure (the hook fails open,
+// with a warning) or a BlockError.
+type hookResult struct {
+	out     any
+	outcome string
+	detail  string
+	err     error
+	// warn is a failure that did not stop the work (SessionStart injects
+	// what the ledger holds when its ingest failed): a warning too.
+	warn error
+}
+
+// hookClocks are a hook run's deadlines but the last (see RunHook).
+type hookClocks struct {
+	lockBy        time.Time // the ingest waits for the write lock until then
+	readBy        time.Time // the transcript is read until then
+	handoffLockBy time.Time // PreCompact's handoff waits for the write lock until then
+}
+
+// note adds a sentence to the result's detail.
+func (r *hookResult) note(format string, args ...any) {
+	if r.detail != "" {
+		r.detail += "; "
+	}
+	r.detail += fmt.Sprintf(format, args...)
+}
+
+// deferred marks part of the work as left for later, saying what.
+func (r *hookResult) deferred(format string, args ...any) {
+	r.outcome = store.OutcomeDeferred
+	r.note(format, args...)
+}
+
+// hook handles one event within ctx (its budget, less what the receipt
+// needs). Each event does:
 //
 //	PreCompact    ingest, write a handoff and a compaction record, once per
-//	              compaction; in clear mode, block an auto compaction
-//	SessionStart  inject resume context (see sessionStart)
+//	              compaction (the Markdown file first, its row later when
+//	              the ledger cannot be written now); in clear mode, block an
+//	              auto compaction
+//	SessionStart  inject resume context (see sessionStart), from what the
+//	              ledger holds when its own ingest cannot write
 //	PostToolUse   ingest; suggest a handoff past 80% of the window and at
 //	              50, 100 and 150 tool calls, once each
 //	Stop          ingest
 //	SessionEnd    ingest
-func (e *Engine) Hook(ctx context.Context, in HookInput, o HookOptions) (any, error) {
+//
+// c says until when it may wait for the write lock and read the
+// transcript (see RunHook).
+func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookClocks) hookResult {
+	r := hookResult{outcome: store.OutcomeOK}
 	switch in.Event {
 	case "PreCompact":
-		return nil, e.preCompact(ctx, in, o)
+		e.preCompact(ctx, in, o, c, &r)
 	case "SessionStart":
-		return e.sessionStart(ctx, in, o)
+		e.sessionStart(ctx, in, o, c, &r)
 	case "PostToolUse":
-		return e.postToolUse(ctx, in)
+		if st, sess, ok := e.hookSession(ctx, in, c, &r); ok {
+			r.out = e.postToolUse(ctx, st, sess, &r)
+		}
 	case "Stop", "SessionEnd":
-		return nil, e.hookIngest(ctx, in)
+		e.hookIngest(ctx, in, c, &r)
 	}
-	return nil, nil
+	return r
 }
 
-// hookIngest reads what is new in the hook's transcript.
-func (e *Engine) hookIngest(ctx context.Context, in HookInput) error {
+// hookIngest reads what is new in the hook's transcript, waiting for the
+// write lock until c.lockBy and reading until c.readBy, notes what it did
+// in r, and then stores handoffs left pending. It reports whether the
+// ledger could be written; a failure is r's error.
+func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *hookResult) bool {
 	if in.TranscriptPath == "" {
-		return errors.New("hook input has no transcript_path")
+		r.err = errors.New("hook input has no transcript_path")
+		return false
 	}
-	_, err := e.IngestFile(ctx, e.expandHome(in.TranscriptPath))
-	return err
+	path := e.expandHome(in.TranscriptPath)
+	fs, err := e.IngestFile(store.WithLockDeadline(ctx, c.lockBy), path, IngestOptions{StopAt: c.readBy})
+	switch {
+	case lockHeld(ctx, err):
+		r.deferred("the ledger's write lock was held by another process: the transcript's new lines are left for the next event")
+		return false
+	case errors.Is(err, transcript.ErrNotRegular):
+		r.err = fmt.Errorf("transcript_path %s is %w", path, err)
+		return false
+	case err != nil:
+		r.err = err
+		return false
+	case fs.Left > 0 && !fs.Read:
+		r.deferred("the transcript's first lines were not read within the budget: left for the next event")
+	case fs.Left > 0:
+		r.deferred("read %d new bytes of the transcript within the budget, %d more are left for the next event", fs.Bytes, fs.Left)
+	case !fs.Read:
+		r.outcome = store.OutcomeNothing
+		r.note("nothing new in the transcript")
+	}
+	if fs.Read {
+		r.note("ingested %d messages and %d compactions", fs.Counts.Messages, fs.Counts.Compactions)
+	}
+	if st := e.Opened(); st != nil && ctx.Err() == nil {
+		if n, err := e.flushPending(store.WithLockDeadline(ctx, c.lockBy), st); err == nil && n > 0 {
+			r.note("stored %d handoff(s) left pending by an earlier PreCompact", n)
+		}
+	}
+	return true
+}
+
+// lockHeld tells whether err is the write lock held by another process
+// for longer than the hook could wait: SQLite's busy, or the budget spent
+// waiting for it.
+func lockHeld(ctx context.Context, err error) bool {
+	return store.IsBusy(err) || err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // hookSession ingests what is new in the hook's transcript and returns its
-// session.
-func (e *Engine) hookSession(ctx context.Context, in HookInput) (*store.Store, store.Session, error) {
-	if err := e.hookIngest(ctx, in); err != nil {
-		return nil, store.Session{}, err
+// session, from what the ledger holds when the ingest could not write.
+func (e *Engine) hookSession(ctx context.Context, in HookInput, c hookClocks, r *hookResult) (*store.Store, store.Session, bool) {
+	e.hookIngest(ctx, in, c, r)
+	if r.err != nil {
+		return nil, store.Session{}, false
 	}
-	return e.Session(ctx, in.SessionID)
+	st, sess, err := e.Session(ctx, in.SessionID)
+	if err != nil {
+		if notFound(err) && r.outcome == store.OutcomeDeferred {
+			return nil, store.Session{}, false // the session is in the lines left for later
+		}
+		r.err = err
+		return nil, store.Session{}, false
+	}
+	return st, sess, true
 }
 
 // preCompact writes a handoff and a compaction record (source hook)
 // before Claude Code compacts, once per compaction however often the event
-// fires. In clear mode an auto compaction is then blocked, so that the
-// user clears instead; never when the handoff failed.
-func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions) error {
-	_, sess, err := e.hookSession(ctx, in)
-	if err != nil {
-		return err
+// fires. The handoff is made from what the ledger holds and the
+// transcript's lines not yet in it (those the ingest left for later), so
+// that it is about the latest work whatever the ingest managed. When the
+// ledger cannot be written in the budget, it is still written: its
+// Markdown file now, its row when the ledger can be written (pending.go).
+// In clear mode an auto compaction is then blocked, so that the user
+// clears instead; never when the handoff failed.
+func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c hookClocks, r *hookResult) {
+	locked := !e.hookIngest(ctx, in, c, r)
+	if r.err != nil {
+		return
 	}
 	trigger := in.Trigger
 	if trigger != "manual" && trigger != "auto" {
@@ -160,14 +264,68 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions) er
 	if in.CustomInstructions != nil {
 		req.Note = *in.CustomInstructions
 	}
-	h, err := e.WriteHandoff(ctx, sess.ID, req)
+	st, d, err := e.hookHandoff(ctx, in, req)
 	if err != nil {
-		return err
+		r.err = err
+		return
+	}
+	written := ""
+	if !locked {
+		h, err := storeHandoff(store.WithLockDeadline(ctx, c.handoffLockBy), st, d, true)
+		switch {
+		case err == nil && !h.Written:
+			r.outcome = store.OutcomeNothing
+			r.note("handoff %d was written for this compaction already", h.ID)
+			written = fmt.Sprintf("handoff %d is written", h.ID)
+		case err == nil:
+			r.note("handoff %d written to %s, compaction recorded", h.ID, h.Path)
+			written = fmt.Sprintf("handoff %d is written", h.ID)
+		case !lockHeld(ctx, err):
+			r.err = err
+			return
+		}
+	}
+	if written == "" {
+		if _, err := deferHandoff(st.Path(), d); err != nil {
+			r.err = err
+			return
+		}
+		r.deferred("handoff written to %s; its ledger row and compaction record wait for the write lock (in %s)", d.Path, pendingDir(st.Path()))
+		written = "the handoff is written to " + d.Path
 	}
 	if o.Mode == "clear" && in.Trigger == "auto" {
-		return BlockError{fmt.Sprintf("handoff %d is written. Rather than compacting, run /clear: the new session starts from the handoff (clear, don't compact).", h.ID)}
+		r.outcome = store.OutcomeBlocked
+		r.err = BlockError{written + ". Rather than compacting, run /clear: the new session starts from the handoff (clear, don't compact)."}
 	}
-	return nil
+}
+
+// hookHandoff drafts the session's handoff from the messages the ledger
+// holds and those of the transcript it does not hold yet, reading only:
+// the ledger may be locked by another process.
+func (e *Engine) hookHandoff(ctx context.Context, in HookInput, req HandoffRequest) (*store.Store, handoffDraft, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, handoffDraft{}, err
+	}
+	tail, info, err := unreadMessages(ctx, st, e.expandHome(in.TranscriptPath))
+	if err != nil {
+		return nil, handoffDraft{}, err
+	}
+	sess, err := st.Session(ctx, in.SessionID)
+	var msgs []compact.Message
+	switch {
+	case err == nil:
+		if msgs, err = st.Messages(ctx, sess.ID, 0); err != nil {
+			return nil, handoffDraft{}, err
+		}
+	case notFound(err) && len(tail) > 0:
+		// A session the ledger has not seen yet: all of it is in the tail.
+		sess = store.Session{ID: in.SessionID, Source: string(info.format), Project: cmpOr(info.project, in.Cwd), GitBranch: info.branch}
+	default:
+		return nil, handoffDraft{}, err
+	}
+	d, err := e.draftHandoff(ctx, st, sess, append(msgs, tail...), req)
+	return st, d, err
 }
 
 // SessionStartOutput is Claude Code's SessionStart hook output.
@@ -189,38 +347,51 @@ func NewSessionStartOutput(md string) SessionStartOutput {
 // sessionStart returns the resume context to inject:
 //
 //	source            whose context
-//	compact, resume   this session's (after ingesting what is new)
+//	compact, resume   this session's (after ingesting what is new, when the
+//	                  ledger can be written)
 //	clear             the project's latest other session (the new session has a new id)
 //	startup           the same, only with --startup
 //	anything else     none
 //
-// A session or project ledger has never seen gets nothing.
-func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions) (any, error) {
+// A session or project ledger has never seen gets nothing. The context
+// comes from a read: it is injected whether or not the ingest could write
+// (a ledger another process is writing, or one this user cannot write).
+func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, c hookClocks, r *hookResult) {
 	req := ResumeRequest{Budget: handoff.DefaultResumeBudget, MaxChars: MaxHookContext}
 	switch {
 	case in.Source == "compact" || in.Source == "resume":
 		if in.TranscriptPath != "" {
-			if err := e.hookIngest(ctx, in); err != nil {
-				return nil, err
+			e.hookIngest(ctx, in, c, r)
+			if r.err != nil {
+				// A warning, and still the context the ledger holds.
+				r.warn, r.err = r.err, nil
 			}
 		}
 		req.Session = in.SessionID
 		if req.Session == "" {
-			return nil, nil
+			r.outcome = store.OutcomeNothing
+			r.note("no session_id")
+			return
 		}
 	case in.Source == "clear" || in.Source == "startup" && o.Startup:
 		req.Project, req.Exclude = in.Cwd, in.SessionID
 	default:
-		return nil, nil
+		r.outcome = store.OutcomeNothing
+		r.note("source %q: nothing to inject (install with --startup to inject at startup)", in.Source)
+		return
 	}
-	r, err := e.Resume(ctx, req)
+	res, err := e.Resume(ctx, req)
 	if notFound(err) {
-		return nil, nil
+		r.outcome = store.OutcomeNothing
+		r.note("nothing to inject: %v", err)
+		return
 	}
 	if err != nil {
-		return nil, err
+		r.err = err
+		return
 	}
-	return NewSessionStartOutput(r.Markdown), nil
+	r.out = NewSessionStartOutput(res.Markdown)
+	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), shortID(res.Session.ID))
 }
 
 // PostToolUseOutput tells the user (systemMessage) and the agent
@@ -233,23 +404,24 @@ type PostToolUseOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// postToolUse ingests what is new and, past 80% of the window or at 50,
-// 100 and 150 tool calls, suggests a handoff and /clear, once per
-// threshold.
-func (e *Engine) postToolUse(ctx context.Context, in HookInput) (any, error) {
-	st, sess, err := e.hookSession(ctx, in)
-	if err != nil {
-		return nil, err
-	}
+// postToolUse suggests a handoff and /clear past 80% of the window or at
+// 50, 100 and 150 tool calls, once per threshold. (The ingest is done.)
+func (e *Engine) postToolUse(ctx context.Context, st *store.Store, sess store.Session, r *hookResult) any {
 	why, err := contextFilling(ctx, st, sess)
+	if lockHeld(ctx, err) {
+		r.deferred("the ledger's write lock was held: a suggestion, if due, waits for the next event")
+		return nil
+	}
 	if why == "" || err != nil {
-		return nil, err
+		r.err = err
+		return nil
 	}
 	var out PostToolUseOutput
 	out.SystemMessage = fmt.Sprintf("ledger: %s. Consider a handoff and a fresh start: run `ledger compact %s`, then /clear.", why, shortID(sess.ID))
 	out.HookSpecificOutput.HookEventName = "PostToolUse"
 	out.HookSpecificOutput.AdditionalContext = fmt.Sprintf("ledger: %s. Long contexts degrade; at a good stopping point, suggest the user write a handoff (`ledger compact %s`) and /clear.", why, sess.ID)
-	return out, nil
+	r.note("suggested a handoff: %s", why)
+	return out
 }
 
 // contextFilling says why to suggest a handoff now, or "": the first time

@@ -1,12 +1,6 @@
 package engine
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
-)
+import "strings"
 
 // HookWarning is the one line a hook that failed open reports, event first;
 // it is also appended to the hook log, $XDG_STATE_HOME/ledger/hook.log
@@ -17,21 +11,6 @@ func (e *Engine) HookWarning(stateDir, event string, err error) string {
 	if event != "" {
 		msg = event + ": " + msg
 	}
-	if !filepath.IsAbs(stateDir) {
-		if e.home == "" {
-			return msg
-		}
-		stateDir = filepath.Join(e.home, ".local", "state")
-	}
-	dir := filepath.Join(stateDir, "ledger")
-	if os.MkdirAll(dir, 0o700) != nil {
-		return msg
-	}
-	f, ferr := os.OpenFile(filepath.Join(dir, "hook.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if ferr != nil {
-		return msg
-	}
-	fmt.Fprintf(f, "%s %s\n", e.now().UTC().Format(time.RFC3339), msg)
-	f.Close()
+	e.hookLog(stateDir, msg)
 	return msg
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
@@ -15,21 +16,30 @@ import (
 // ingest --json`), then what a user needs to act on: which lines were
 // skipped and why, which files were not transcripts, which failed.
 type IngestSummary struct {
-	Files        int          `json:"files"`
-	Sessions     int          `json:"sessions"`
-	Messages     int          `json:"messages"`
-	Compactions  int          `json:"compactions"`
-	SkippedLines int          `json:"skipped_lines"`
-	Redacted     int          `json:"redacted"` // secrets replaced with [REDACTED:<kind>]
-	FilesSeen    int          `json:"files_seen"`
-	Bytes        int64        `json:"bytes"`
-	Skips        []FileSkip   `json:"skips"`
-	Unrecognized []string     `json:"unrecognized"`
-	Failed       []FileFailed `json:"failed"`
+	Files        int   `json:"files"`
+	Sessions     int   `json:"sessions"`
+	Messages     int   `json:"messages"`
+	Compactions  int   `json:"compactions"`
+	SkippedLines int   `json:"skipped_lines"`
+	Redacted     int   `json:"redacted"` // secrets replaced with [REDACTED:<kind>]
+	FilesSeen    int   `json:"files_seen"`
+	Bytes        int64 `json:"bytes"`
+	// Skips lists the first skipped lines of each file (at most
+	// transcript.MaxSkipsListed a file); SkipsNotListed counts the others:
+	// together they are SkippedLines.
+	Skips          []FileSkip   `json:"skips"`
+	SkipsNotListed int          `json:"skips_not_listed"`
+	Unrecognized   []string     `json:"unrecognized"`
+	Failed         []FileFailed `json:"failed"`
 	// Explicit are the unrecognized files named on the command line rather
 	// than found in a folder: an error, not a warning.
 	Explicit map[string]bool `json:"-"`
+	// notListed is SkipsNotListed by file.
+	notListed map[string]int
 }
+
+// NotListed is how many of a file's skipped lines Skips does not list.
+func (s IngestSummary) NotListed(file string) int { return s.notListed[file] }
 
 // Started tells whether the ingest got as far as reading files.
 func (s IngestSummary) Started() bool { return s.Skips != nil }
@@ -52,11 +62,15 @@ type FileFailed struct {
 	Error string `json:"error"`
 }
 
-// IngestOptions tunes an ingest of paths.
+// IngestOptions tunes an ingest.
 type IngestOptions struct {
 	// Progress, when set, is told the bytes the run will read, and returns
 	// the function told of each chunk read.
 	Progress func(total int64) func(n int64)
+	// StopAt, when set, is when reading stops: what was read by then is
+	// committed, and the rest of the file is left for the next ingest
+	// (FileStats.Left). A hook's budget.
+	StopAt time.Time
 }
 
 // Ingest reads the transcripts at paths (files, or folders walked for
@@ -90,7 +104,7 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 			sum.Explicit[AbsPath(root)] = true
 		}
 	}
-	in := &ingester{st: st, cursors: cursors}
+	in := &ingester{st: st, cursors: cursors, stopAt: o.StopAt}
 	if o.Progress != nil {
 		in.progress = o.Progress(pendingBytes(files, cursors))
 	}
@@ -115,6 +129,9 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 			sum.Failed = append(sum.Failed, FileFailed{fs.Path, err.Error()})
 		}
 	}
+	// Handoffs a PreCompact hook left pending are stored once their
+	// session is in the ledger; one still held up waits for the next run.
+	e.flushPending(ctx, st)
 	return sum, nil
 }
 
@@ -128,6 +145,13 @@ func (s *IngestSummary) add(fs FileStats) {
 	s.SkippedLines += fs.Skipped
 	for _, sk := range fs.Skips {
 		s.Skips = append(s.Skips, FileSkip{fs.Path, sk.Line, sk.Reason})
+	}
+	if more := fs.Skipped - len(fs.Skips); more > 0 {
+		s.SkipsNotListed += more
+		if s.notListed == nil {
+			s.notListed = map[string]int{}
+		}
+		s.notListed[fs.Path] += more
 	}
 }
 
@@ -151,14 +175,14 @@ func pendingBytes(files []string, cursors map[string]store.Cursor) int64 {
 	return total
 }
 
-// IngestFile reads what is new in one transcript file. A file with nothing
-// new is no error: its stats say it was not read.
-func (e *Engine) IngestFile(ctx context.Context, path string) (FileStats, error) {
+// IngestFile reads what is new in one transcript file (o.Progress aside).
+// A file with nothing new is no error: its stats say it was not read.
+func (e *Engine) IngestFile(ctx context.Context, path string, o IngestOptions) (FileStats, error) {
 	st, err := e.Store(ctx)
 	if err != nil {
 		return FileStats{}, err
 	}
-	fs, err := (&ingester{st: st}).file(ctx, path)
+	fs, err := (&ingester{st: st, stopAt: o.StopAt}).file(ctx, path)
 	if errors.Is(err, errUnchanged) {
 		err = nil
 	}

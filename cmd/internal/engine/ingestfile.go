@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
@@ -23,11 +26,20 @@ const headLen = 4096
 // recordBatch is how many records the reader hands the writer at a time.
 const recordBatch = 256
 
+// maxInFlight bounds the bytes of prepared messages the reader may have
+// handed the writer and the writer not yet written: batches of big
+// messages (a line of a few MB each) would otherwise pile up in the
+// channel, eight batches of 256.
+const maxInFlight = 16 << 20
+
 // FileStats is what ingesting one file added and skipped.
 type FileStats struct {
-	Path    string
-	Read    bool // the file had new lines (or was re-read)
-	Bytes   int64
+	Path  string
+	Read  bool // the file had new lines (or was re-read)
+	Bytes int64
+	// Left is what the read left of the file for a later one, in bytes:
+	// reading stopped at IngestOptions.StopAt.
+	Left    int64
 	Counts  store.Counts
 	Skipped int
 	Skips   []transcript.Skip
@@ -45,6 +57,9 @@ type ingester struct {
 	cursors map[string]store.Cursor // preloaded for many files; nil: ask per file
 	// progress is told how many bytes were read, if set.
 	progress func(n int64)
+	// stopAt, when set, is when reading stops: the lines read by then are
+	// committed, the rest is left for a later read.
+	stopAt time.Time
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -78,7 +93,7 @@ func (in *ingester) file(ctx context.Context, path string) (FileStats, error) {
 
 func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error) {
 	fs := FileStats{Path: path}
-	f, err := os.Open(path)
+	f, err := transcript.Open(path)
 	if err != nil {
 		return fs, err
 	}
@@ -87,15 +102,23 @@ func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error
 	if err != nil {
 		return fs, err
 	}
-	if fi.IsDir() {
-		return fs, fmt.Errorf("%s is a folder", path)
-	}
 	cur, seen, err := in.cursor(ctx, path)
 	if err != nil {
 		return fs, err
 	}
-	plan, err := planRead(f, fi, cur, seen)
+	dctx := ctx
+	if !in.stopAt.IsZero() {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, in.stopAt)
+		defer cancel()
+	}
+	plan, err := planRead(dctx, f, fi, cur, seen)
 	if err != nil {
+		if dctx.Err() != nil && ctx.Err() == nil {
+			// Its first lines took longer than the read may: left for later.
+			fs.Left = fi.Size()
+			return fs, nil
+		}
 		return fs, err
 	}
 	fs.Format = plan.state.Format
@@ -111,13 +134,21 @@ func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error
 	}
 	defer w.Rollback()
 	st := plan.state
-	res, err := in.pipe(ctx, f, &st, plan.start, plan.line, w)
+	res, stopped, err := in.pipe(ctx, f, &st, plan.start, plan.line, w)
 	if err != nil {
 		return fs, err
+	}
+	if stopped {
+		fs.Left = max(0, fi.Size()-res.End)
 	}
 	c, err := newCursor(f, fi, path, st, res)
 	if err != nil {
 		return fs, err
+	}
+	if stopped {
+		// Read in part: the size and time must not say "read whole", or
+		// the next read would find the file unchanged.
+		c.Size = res.End
 	}
 	if err := w.Commit(ctx, c); err != nil {
 		return fs, err
@@ -151,7 +182,7 @@ type readPlan struct {
 //
 // Reading from the start again is safe: message uuids make it idempotent.
 // From the start, the format is detected anew.
-func planRead(f *os.File, fi os.FileInfo, cur store.Cursor, seen bool) (readPlan, error) {
+func planRead(ctx context.Context, f *os.File, fi os.FileInfo, cur store.Cursor, seen bool) (readPlan, error) {
 	size, mtime := fi.Size(), fi.ModTime().UnixNano()
 	if seen && cur.Size == size && cur.ModTime == mtime {
 		return readPlan{unchanged: true}, nil
@@ -165,7 +196,7 @@ func planRead(f *os.File, fi os.FileInfo, cur store.Cursor, seen bool) (readPlan
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return readPlan{}, err
 	}
-	format, err := transcript.Detect(f)
+	format, err := transcript.DetectContext(ctx, f)
 	if err != nil {
 		return readPlan{}, err
 	}
@@ -196,42 +227,76 @@ func newCursor(f *os.File, fi os.FileInfo, path string, st transcript.State, res
 // pipe parses on one goroutine while the writer writes on this one: JSON
 // decoding and SQLite each get a core. The parsing goroutine also prepares
 // each message (redacts its secrets, computes its search text): SQLite is
-// the slower side, so that work costs no time.
-func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, error) {
+// the slower side, so that work costs no time. Reading stops early at
+// in.stopAt, if set: stopped is true, and what was read is the result, for
+// the caller to commit.
+func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (res transcript.Result, stopped bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []preparedRecord, 8)
-	var res transcript.Result
+	// readCtx ends at stopAt too; ctx only when the read must be abandoned.
+	readCtx := ctx
+	if !in.stopAt.IsZero() {
+		var stop context.CancelFunc
+		readCtx, stop = context.WithDeadline(ctx, in.stopAt)
+		defer stop()
+	}
+	batches := make(chan batch, 8)
+	inFlight := semaphore.NewWeighted(maxInFlight)
 	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer close(batches)
-		batch := make([]preparedRecord, 0, recordBatch)
+		var b batch
 		last := start
-		res, readErr = transcript.Read(ctx, r, st, start, line, func(rec transcript.Record) error {
+		// send hands b to the writer; when the read is to stop, b stays
+		// with its sender (its last record may be of a line the read does
+		// not count as read).
+		send := func(ctx context.Context) error {
+			// Bytes over the budget wait for the writer; a batch bigger
+			// than the whole budget waits for it to be empty.
+			if err := inFlight.Acquire(ctx, min(b.bytes, maxInFlight)); err != nil {
+				return err
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				inFlight.Release(min(b.bytes, maxInFlight))
+				return ctx.Err()
+			}
+			b = batch{}
+			return nil
+		}
+		res, readErr = transcript.Read(readCtx, r, st, start, line, func(rec transcript.Record) error {
 			p := preparedRecord{Record: rec}
 			if rec.Message != nil {
 				p.msg = w.Prepare(*rec.Message)
+				b.bytes += int64(p.msg.Size())
 			}
-			batch = append(batch, p)
-			if len(batch) < recordBatch {
+			b.recs = append(b.recs, p)
+			if len(b.recs) < recordBatch && b.bytes < maxInFlight/4 {
 				return nil
 			}
 			if in.progress != nil {
 				in.progress(rec.Offset - last)
 				last = rec.Offset
 			}
-			select {
-			case batches <- batch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			batch = make([]preparedRecord, 0, recordBatch)
-			return nil
+			return send(readCtx)
 		})
-		if readErr == nil && len(batch) > 0 {
-			batches <- batch
+		if readErr != nil && readCtx.Err() != nil && ctx.Err() == nil {
+			// Stopped on time: what the read counts as read is written,
+			// the rest left for the next read.
+			stopped, readErr = true, nil
+			kept := b.recs[:0]
+			for _, rec := range b.recs {
+				if rec.Offset < res.End {
+					kept = append(kept, rec)
+				}
+			}
+			b.recs = kept
+		}
+		if readErr == nil && len(b.recs) > 0 {
+			readErr = send(ctx)
 		}
 		if in.progress != nil && readErr == nil {
 			in.progress(res.End - last)
@@ -239,22 +304,29 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 	}()
 	var writeErr error
 	var roots projectRoots
-	for batch := range batches {
-		if writeErr != nil {
-			continue // drain so the reader can finish
-		}
-		for _, rec := range batch {
+	for b := range batches {
+		for _, rec := range b.recs {
+			if writeErr != nil {
+				break // drain so the reader can finish
+			}
 			if writeErr = writeRecord(ctx, w, rec, &roots); writeErr != nil {
 				cancel()
-				break
 			}
 		}
+		inFlight.Release(min(b.bytes, maxInFlight))
 	}
 	<-done
 	if writeErr != nil {
-		return res, writeErr
+		return res, false, writeErr
 	}
-	return res, readErr
+	return res, stopped, readErr
+}
+
+// batch is records handed to the writer at once, with the bytes of their
+// prepared messages.
+type batch struct {
+	recs  []preparedRecord
+	bytes int64
 }
 
 // preparedRecord is a record with its message prepared for the writer.

@@ -47,6 +47,9 @@ type Resume struct {
 	HandoffID *int64 // nil when the handoff was extracted now
 }
 
+// errPending says the handoff resume uses is a pending one (pending.go).
+var errPending = errors.New("pending handoff")
+
 // Resume assembles what a fresh session needs to carry on: the session's
 // latest handoff (or one extracted now from its latest messages), its
 // compactions, its latest requests, and what moved in the project since
@@ -63,7 +66,15 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 	in := handoff.ResumeInput{Session: sess.ID, Source: sess.Source, Project: sess.Project, Branch: sess.GitBranch}
 	res := Resume{Session: sess}
 	h, err := st.LatestHandoff(ctx, sess.ID)
+	if doc, ok := latestPending(st.Path(), sess.ID); ok && (notFound(err) || err == nil && doc.CreatedAt.After(h.CreatedAt)) {
+		// A PreCompact hook wrote this one while the ledger could not be
+		// written: its row is pending, and it is the newest.
+		in.Handoff = doc
+		in.Stale = staleness(sess.Project, in.Handoff)
+		err = errPending
+	}
 	switch {
+	case errors.Is(err, errPending):
 	case err == nil:
 		if in.Handoff, err = h.Doc(); err != nil {
 			return res, err

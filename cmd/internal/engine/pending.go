@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store"
+)
+
+// A PreCompact hook that cannot write to the ledger in its budget (another
+// process holds the write lock) still writes the handoff: its Markdown
+// file first, in its usual place, and its row later. The row waits as a
+// draft in the pending folder beside the database, written atomically; the
+// next hook or ingest that can write stores it (flushPending), and resume
+// reads it meanwhile. forget removes a session's.
+
+// pendingDir is the pending folder of the ledger at dbPath.
+func pendingDir(dbPath string) string { return filepath.Join(filepath.Dir(dbPath), "pending") }
+
+// pendingName is a draft's file name: the session first (forget finds
+// it), then the time, so that names sort oldest first, then what keeps
+// two drafts of the same second apart.
+func pendingName(d handoffDraft) string {
+	return fmt.Sprintf("%s.%s.%d.%d.json", d.SessionID, d.Record.At.UTC().Format("20060102T150405Z"), time.Now().UnixNano(), os.Getpid())
+}
+
+// deferHandoff writes the draft's Markdown file and keeps the draft in
+// the pending folder, both owner-only and atomically.
+func deferHandoff(dbPath string, d handoffDraft) (string, error) {
+	if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
+		return "", fmt.Errorf("write handoff file: %w", err)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(pendingDir(dbPath), pendingName(d))
+	if err := writeFile(p, b); err != nil {
+		return "", fmt.Errorf("keep pending handoff: %w", err)
+	}
+	return p, nil
+}
+
+// pendingDrafts lists the drafts of the ledger at dbPath, oldest first;
+// of one session when session is not "". A draft that does not decode is
+// left where it is (and listed nowhere).
+func pendingDrafts(dbPath, session string) []pendingDraft {
+	entries, err := os.ReadDir(pendingDir(dbPath))
+	if err != nil {
+		return nil
+	}
+	var out []pendingDraft
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || session != "" && !strings.HasPrefix(name, session+".") {
+			continue
+		}
+		p := filepath.Join(pendingDir(dbPath), name)
+		b, err := os.ReadFile(p)
+		var d handoffDraft
+		if err != nil || json.Unmarshal(b, &d) != nil || d.SessionID == "" {
+			continue
+		}
+		out = append(out, pendingDraft{file: p, handoffDraft: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
+	return out
+}
+
+// pendingDraft is a draft and the file that keeps it.
+type pendingDraft struct {
+	handoffDraft
+	file string
+}
+
+// flushPending stores the pending handoffs whose session the ledger has,
+// oldest first, and reports how many it stored. One PreCompact can have
+// fired several times: a draft of a compaction recorded already (the
+// record's debounce) is dropped, and its Markdown file removed when it is
+// not the stored handoff's. It stops at the first error (the write lock
+// still held: the rest waits for the next try).
+func (e *Engine) flushPending(ctx context.Context, st *store.Store) (int, error) {
+	n := 0
+	for _, p := range pendingDrafts(st.Path(), "") {
+		if _, err := st.Session(ctx, p.SessionID); notFound(err) {
+			continue // its transcript has not been ingested yet
+		} else if err != nil {
+			return n, err
+		}
+		h, err := storeHandoff(ctx, st, p.handoffDraft, false)
+		if err != nil {
+			return n, err
+		}
+		if !h.Written {
+			if stored, err := st.Handoff(ctx, h.ID); err == nil && stored.Path != p.Path {
+				os.Remove(p.Path)
+			}
+		} else {
+			n++
+		}
+		if err := os.Remove(p.file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// latestPending is the session's newest pending handoff, if any.
+func latestPending(dbPath, session string) (handoff.Doc, bool) {
+	ds := pendingDrafts(dbPath, session)
+	if len(ds) == 0 {
+		return handoff.Doc{}, false
+	}
+	return ds[len(ds)-1].Doc, true
+}
+
+// forgetPending removes a session's pending handoffs (their Markdown files
+// are the handoff files forget lists).
+func forgetPending(dbPath, session string) []string {
+	var files []string
+	for _, p := range pendingDrafts(dbPath, session) {
+		if os.Remove(p.file) == nil {
+			files = append(files, p.Path)
+		}
+	}
+	return files
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/handoff"
+)
+
+// TestPendingHandoff follows a handoff a PreCompact hook could not store:
+// kept pending beside the ledger, resume reads it, a later flush stores it
+// once (a second draft of the same compaction is dropped with its file),
+// and forget removes a session's pending drafts with the rest.
+func TestPendingHandoff(t *testing.T) {
+	ctx := context.Background()
+	e, st := openEngine(t)
+	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const session = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
+	sess, err := st.Session(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := st.Messages(ctx, session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := HandoffRequest{Trigger: "auto", Budget: handoff.DefaultBudget, Source: "hook", Once: true, Note: "keep the zebra plan"}
+	draft := func(out string) handoffDraft {
+		req.Out = filepath.Join(t.TempDir(), out)
+		d, err := e.draftHandoff(ctx, st, sess, msgs, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deferHandoff(st.Path(), d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first, second := draft("a.md"), draft("b.md") // PreCompact fired twice
+	if _, err := os.Stat(first.Path); err != nil {
+		t.Fatalf("the Markdown file is not written at once: %v", err)
+	}
+	r, err := e.Resume(ctx, ResumeRequest{Session: session, Budget: handoff.DefaultResumeBudget})
+	if err != nil || !strings.Contains(r.Markdown, "keep the zebra plan") {
+		t.Errorf("resume does not read the pending handoff (%v):\n%.300s", err, r.Markdown)
+	}
+	if n, err := e.flushPending(ctx, st); n != 1 || err != nil {
+		t.Errorf("flush stored %d (%v), want 1", n, err)
+	}
+	if hs, _ := st.Handoffs(ctx, session, 0); len(hs) != 1 || hs[0].Path != first.Path {
+		t.Errorf("handoffs after the flush: %+v, want the first draft's", hs)
+	}
+	if _, err := os.Stat(second.Path); !os.IsNotExist(err) {
+		t.Errorf("the second draft's file is left (%v)", err)
+	}
+	if left := pendingDrafts(st.Path(), ""); len(left) != 0 {
+		t.Errorf("%d drafts left pending", len(left))
+	}
+
+	third := draft("c.md") // the next compaction's, not yet stored
+	f, err := e.Forget(ctx, session, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := pendingDrafts(st.Path(), session); len(left) != 0 || f.Handoffs != 2 {
+		t.Errorf("forget left %d drafts, counted %d handoffs; want none left and 2 counted", len(left), f.Handoffs)
+	}
+	for _, p := range []string{first.Path, third.Path} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("forget --files left %s (%v)", p, err)
+		}
+	}
+}
