@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -295,7 +294,7 @@ const movedArrow = " → "
 // A frontmatter value is written bare when nothing in it could be misread
 // (by us or by a YAML reader), else as a JSON string, which YAML reads as a
 // double-quoted scalar.
-var bareValue = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./@+=,~-]*$`)
+var bareValue = lazyRegexp(`^[A-Za-z0-9_./][A-Za-z0-9_./@+=,~-]*$`)
 
 func frontmatter(b *strings.Builder, key, value string) {
 	b.WriteString(key + ":")
@@ -378,7 +377,7 @@ func escapeLine(line string) string {
 	return line
 }
 
-var moreLine = regexp.MustCompile(`^… \+\d+ more$`)
+var moreLine = lazyRegexp(`^… \+\d+ more$`)
 
 // An item that starts like an escape or reads like the "+N more" line gets
 // a backslash in front.
