@@ -145,13 +145,17 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 	for _, row := range rows {
 		text, blocks, n := row.Text, row.Blocks, 0
 		var bs []compact.Block
-		if blocks.Valid && json.Unmarshal([]byte(blocks.String), &bs) == nil {
+		var derr error
+		if blocks.Valid {
+			bs, derr = decodeBlocks(row.Text, blocks.String)
+		}
+		if blocks.Valid && derr == nil {
 			// As ingest does: the message scanned whole, tool inputs
 			// decoded, and its search text made from the redacted blocks.
 			orig := compact.Message{Blocks: bs}
 			m, search, k := r.RedactMessage(orig)
 			if k > 0 {
-				b, err := json.Marshal(m.Blocks)
+				b, err := encodeBlocks(m.Blocks, search)
 				if err != nil {
 					return nil, 0, 0, err
 				}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -255,7 +254,7 @@ func (w *Writer) Prepare(m compact.Message) PreparedMessage {
 	} else {
 		p.text = m.SearchText()
 	}
-	p.blocks = blocksJSON(p.m)
+	p.blocks = blocksJSON(p.m, p.text)
 	return p
 }
 
@@ -510,11 +509,12 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 
 // blocksJSON keeps the structured content of a message that is more than
 // one plain text block; a plain text message is all in its text column.
-func blocksJSON(m compact.Message) any {
+// Each block's part of the search text (see encodeBlocks) is not repeated.
+func blocksJSON(m compact.Message, text string) any {
 	if len(m.Blocks) == 0 || (len(m.Blocks) == 1 && m.Blocks[0].Kind == compact.BlockText) {
 		return nil
 	}
-	b, err := json.Marshal(m.Blocks)
+	b, err := encodeBlocks(m.Blocks, text)
 	if err != nil {
 		return nil
 	}
