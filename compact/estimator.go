@@ -154,6 +154,54 @@ func (e *TokenEstimator) Tokens(s string) int {
 	return scaled(e.TextScale, bpeTokens(s))
 }
 
+// Memo returns Tokens with a memory: texts are counted line by line (a
+// tokenizer piece never spans a line break followed by something else, so
+// the sum is the whole's count) and each line's count is kept. Counting
+// many texts that share most of their lines, as fitting a document to a
+// budget does (each trial renders it again), then tokenizes each line
+// once. It is for one caller's run, not safe for concurrent use.
+func (e *TokenEstimator) Memo() func(string) int {
+	memo := map[string]int{}
+	return func(s string) int {
+		n := 0
+		for len(s) > 0 {
+			chunk := s[:nextChunk(s)]
+			s = s[len(chunk):]
+			for len(chunk) > 0 {
+				line := chunk[:lineEnd(chunk)]
+				chunk = chunk[len(line):]
+				c, ok := memo[line]
+				if !ok {
+					c = bpeTokens(line)
+					memo[line] = c
+				}
+				n += c
+			}
+		}
+		return scaled(e.TextScale, n)
+	}
+}
+
+// DefaultMemo is the default estimator's Tokens with a memory (see Memo).
+func DefaultMemo() func(string) int { return defaultEstimator.Memo() }
+
+// lineEnd returns the end of s's first line: after its first run of line
+// breaks that something else follows, or the end of s. The tokenizer's
+// pieces never cross that point (see TestLineEndIsAPieceBoundary).
+func lineEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\n' && s[i] != '\r' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == '\n' || s[j] == '\r') {
+			j++
+		}
+		return j
+	}
+	return len(s)
+}
+
 // MessageTokens estimates the Claude tokens of a message: its blocks plus
 // the message's own overhead (ResponseOverhead for an assistant message,
 // MessageOverhead for the others).

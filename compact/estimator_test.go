@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -313,5 +314,36 @@ func BenchmarkTokensPathological(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		bpeTokens(s)
+	}
+}
+
+// TestLineEndIsAPieceBoundary checks what Memo relies on: counting a text
+// line by line (cut after each run of line breaks) gives its count.
+func TestLineEndIsAPieceBoundary(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 12))
+	alphabet := []string{"a", "word", " ", "  ", "\t", "\n", "\n\n", "\r\n", " \n", "\n ", ".", "!\n", "'s", "12", "日本", "\u00a0", "\u2028", "-", "\x7f"}
+	var texts []string
+	for range 3000 {
+		var sb strings.Builder
+		for range 1 + rnd.IntN(60) {
+			sb.WriteString(alphabet[rnd.IntN(len(alphabet))])
+		}
+		texts = append(texts, sb.String())
+	}
+	texts = append(texts, benchText, strings.Repeat("x \n\n  y\n", 500))
+	memo := NewEstimator().Memo()
+	for _, s := range texts {
+		sum := 0
+		for rest := s; len(rest) > 0; {
+			line := rest[:lineEnd(rest)]
+			sum += bpe.Count(line)
+			rest = rest[len(line):]
+		}
+		if whole := bpe.Count(s); sum != whole {
+			t.Fatalf("%q: %d tokens line by line, %d whole", s, sum, whole)
+		}
+		if got, want := memo(s), NewEstimator().Tokens(s); got != want {
+			t.Fatalf("%q: Memo %d, Tokens %d", s, got, want)
+		}
 	}
 }
