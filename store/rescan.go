@@ -105,6 +105,11 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 			return err
 		}
 		defer tx.Rollback()
+		// Resume states were extracted from the messages as they were: they
+		// may hold what the new rules call a secret. Resume extracts anew.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM resume_states`); err != nil {
+			return fmt.Errorf("drop resume states: %w", err)
+		}
 		for _, t := range ftsTables {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
 				return fmt.Errorf("rebuild %s: %w", t, err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
@@ -151,7 +152,8 @@ func schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 // provider is built only when there is work to do. Two processes may race
 // to migrate a new database: the loser's migration fails on the tables the
 // winner made, so a failure is re-checked against the version before it is
-// reported.
+// reported; while the winner is still on its way (each migration is a
+// transaction of its own) the loser waits a little and tries the rest.
 func (s *Store) migrate(ctx context.Context) error {
 	want, err := TargetVersion()
 	if err != nil {
@@ -171,13 +173,25 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.Up(ctx); err != nil {
-		if v, verr := schemaVersion(ctx, s.db); verr == nil && v == want {
+	for attempt := 0; ; attempt++ {
+		_, err := p.Up(ctx)
+		if err == nil {
 			return nil
 		}
-		return fmt.Errorf("migrate database: %w", err)
+		v, verr := schemaVersion(ctx, s.db)
+		if verr == nil && v == want {
+			return nil
+		}
+		if verr != nil || v == have || attempt == 4 {
+			return fmt.Errorf("migrate database: %w", err)
+		}
+		have = v // another process is migrating: let it go on
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(10<<attempt) * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 func (s *Store) provider() (*goose.Provider, error) {

@@ -89,7 +89,7 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 	}
 	// Render from redacted sections: the file, the output and the ledger
 	// all get the same secret-free document.
-	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultEstimator().Tokens)
+	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultMemo())
 	h := Handoff{Doc: doc, Path: req.Out}
 	if h.Path == "" {
 		h.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)

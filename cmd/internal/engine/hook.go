@@ -109,8 +109,8 @@ func (e BlockError) Error() string { return e.Reason }
 //	SessionStart  inject resume context (see sessionStart)
 //	PostToolUse   ingest; suggest a handoff past 80% of the window and at
 //	              50, 100 and 150 tool calls, once each
-//	Stop          ingest
-//	SessionEnd    ingest
+//	Stop          ingest, then bring the session's resume state up to date
+//	SessionEnd    the same
 func (e *Engine) Hook(ctx context.Context, in HookInput, o HookOptions) (any, error) {
 	switch in.Event {
 	case "PreCompact":
@@ -120,9 +120,25 @@ func (e *Engine) Hook(ctx context.Context, in HookInput, o HookOptions) (any, er
 	case "PostToolUse":
 		return e.postToolUse(ctx, in)
 	case "Stop", "SessionEnd":
-		return nil, e.hookIngest(ctx, in)
+		return nil, e.stopIngest(ctx, in)
 	}
 	return nil, nil
+}
+
+// stopIngest reads what is new in the hook's transcript, then refreshes
+// the session's resume state: where the agent stops is where a later
+// resume starts, and it should find the extraction done.
+func (e *Engine) stopIngest(ctx context.Context, in HookInput) error {
+	if err := e.hookIngest(ctx, in); err != nil {
+		return err
+	}
+	if in.SessionID == "" {
+		return nil
+	}
+	if err := e.RefreshResumeState(ctx, in.SessionID); err != nil && !notFound(err) {
+		return fmt.Errorf("resume state: %w", err)
+	}
+	return nil
 }
 
 // hookIngest reads what is new in the hook's transcript.

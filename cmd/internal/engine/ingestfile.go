@@ -45,6 +45,8 @@ type ingester struct {
 	cursors map[string]store.Cursor // preloaded for many files; nil: ask per file
 	// progress is told how many bytes were read, if set.
 	progress func(n int64)
+	// recent, when set, collects the messages written (for the refresher).
+	recent recentMessages
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -69,62 +71,103 @@ func (in *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool
 func (in *ingester) file(ctx context.Context, path string) (FileStats, error) {
 	var fs FileStats
 	err := store.Retry(ctx, func() error {
-		var err error
-		fs, err = in.fileOnce(ctx, AbsPath(path))
-		return err
+		job, err := in.prepare(ctx, AbsPath(path))
+		fs = job.stats
+		if err != nil {
+			return err
+		}
+		defer job.close()
+		w, err := in.st.NewWriter(ctx, string(job.plan.state.Format))
+		if err != nil {
+			return err
+		}
+		defer w.Rollback()
+		if fs, err = job.into(ctx, w, in); err != nil {
+			return err
+		}
+		return w.Commit(ctx, nil)
 	})
 	return fs, err
 }
 
-func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error) {
-	fs := FileStats{Path: path}
+// fileJob is one file to read: open, with its read planned.
+type fileJob struct {
+	f     *os.File
+	fi    os.FileInfo
+	plan  readPlan
+	stats FileStats
+}
+
+func (j *fileJob) close() {
+	if j.f != nil {
+		j.f.Close()
+	}
+}
+
+// prepare opens a file and plans its read from its cursor. A file with
+// nothing new is errUnchanged; nothing is written either way, so no write
+// transaction is needed to find that out.
+func (in *ingester) prepare(ctx context.Context, path string) (*fileJob, error) {
+	job := &fileJob{stats: FileStats{Path: path}}
 	f, err := os.Open(path)
 	if err != nil {
-		return fs, err
+		return job, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
 	if fi.IsDir() {
-		return fs, fmt.Errorf("%s is a folder", path)
+		f.Close()
+		return job, fmt.Errorf("%s is a folder", path)
 	}
 	cur, seen, err := in.cursor(ctx, path)
 	if err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
 	plan, err := planRead(f, fi, cur, seen)
 	if err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
-	fs.Format = plan.state.Format
+	job.stats.Format = plan.state.Format
 	if plan.unchanged {
-		return fs, errUnchanged
+		f.Close()
+		return job, errUnchanged
 	}
 	if _, err := f.Seek(plan.start, io.SeekStart); err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
-	w, err := in.st.NewWriter(ctx, string(plan.state.Format))
+	job.f, job.fi, job.plan = f, fi, plan
+	return job, nil
+}
+
+// into reads the file's new lines into w's transaction and records the
+// file's new cursor there; it returns what the file added.
+func (j *fileJob) into(ctx context.Context, w *store.Writer, in *ingester) (FileStats, error) {
+	fs := j.stats
+	w.SetSource(string(j.plan.state.Format))
+	before := w.Counts()
+	st := j.plan.state
+	res, err := in.pipe(ctx, j.f, &st, j.plan.start, j.plan.line, w)
 	if err != nil {
 		return fs, err
 	}
-	defer w.Rollback()
-	st := plan.state
-	res, err := in.pipe(ctx, f, &st, plan.start, plan.line, w)
+	c, err := newCursor(j.f, j.fi, fs.Path, st, res)
 	if err != nil {
 		return fs, err
 	}
-	c, err := newCursor(f, fi, path, st, res)
-	if err != nil {
+	if err := w.SaveCursor(ctx, c); err != nil {
 		return fs, err
 	}
-	if err := w.Commit(ctx, c); err != nil {
-		return fs, err
-	}
+	after := w.Counts()
 	fs.Read = true
-	fs.Bytes = res.End - plan.start
-	fs.Counts = w.Counts()
+	fs.Bytes = res.End - j.plan.start
+	fs.Counts = store.Counts{Sessions: after.Sessions - before.Sessions, Messages: after.Messages - before.Messages,
+		Compactions: after.Compactions - before.Compactions, Redacted: after.Redacted - before.Redacted}
 	fs.Skipped, fs.Skips = res.Skipped, res.Skips
 	fs.Session = st.SessionID
 	return fs, nil
@@ -244,7 +287,11 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 			continue // drain so the reader can finish
 		}
 		for _, rec := range batch {
-			if writeErr = writeRecord(ctx, w, rec, &roots); writeErr != nil {
+			added, err := writeRecord(ctx, w, rec, &roots)
+			if added && in.recent != nil {
+				in.recent.add(rec.msg.Stored())
+			}
+			if writeErr = err; writeErr != nil {
 				cancel()
 				break
 			}
@@ -263,25 +310,27 @@ type preparedRecord struct {
 	msg store.PreparedMessage
 }
 
-func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots *projectRoots) error {
+// writeRecord writes one record; added says whether it held a message
+// the ledger did not have.
+func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots *projectRoots) (added bool, err error) {
 	if s := rec.Session; s != nil && s.ID != "" {
 		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: roots.of(s.Project),
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
 			Usage: s.Usage, Time: s.Time}); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if rec.Message != nil {
-		if _, err := w.AddPrepared(ctx, rec.msg); err != nil {
-			return fmt.Errorf("line %d: %w", rec.Line, err)
+		if added, err = w.AddPrepared(ctx, rec.msg); err != nil {
+			return false, fmt.Errorf("line %d: %w", rec.Line, err)
 		}
 	}
 	if rec.Boundary != nil {
 		if _, err := w.AddBoundary(ctx, *rec.Boundary); err != nil {
-			return fmt.Errorf("line %d: %w", rec.Line, err)
+			return added, fmt.Errorf("line %d: %w", rec.Line, err)
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // projectRoots resolves a session's working directory to its project: the
