@@ -90,11 +90,10 @@ type writerStmts struct {
 //   - wal_autocheckpoint: a commit that leaves the WAL above 1,000 pages (4
 //     MB) copies it into the database; an ingest commits every few
 //     thousand messages, so it checkpoints at 16,384 pages (64 MB) instead,
-//     and less often. The WAL file is truncated to 64 MB at most when it is
-//     reset (journal_size_limit).
+//     and less often.
 const (
-	ingestPragmas = `PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864`
-	resetPragmas  = `PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000; PRAGMA journal_size_limit = -1`
+	ingestPragmas = `PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 16384`
+	resetPragmas  = `PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000`
 )
 
 // NewWriter begins an ingest transaction for records of the given source
