@@ -359,24 +359,27 @@ func nextChunk(s string) int {
 	if n > chunkBytes {
 		n = cutPoint(s, chunkBytes)
 	}
-	run, prevSpace := 0, false
-	for i := 0; i < n; i++ {
-		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
-		if i > 0 && space == prevSpace {
-			run++
-		} else {
-			run = 1
+	// Runs alternate between spaces and other bytes: measure each whole.
+	for i := 0; i < n; {
+		space := chunkSpace[s[i]]
+		j := i + 1
+		for j < n && chunkSpace[s[j]] == space {
+			j++
 		}
-		prevSpace = space
-		if run > maxRun {
-			for !utf8.RuneStart(s[i]) {
-				i--
+		if j-i > maxRun {
+			cut := i + maxRun
+			for !utf8.RuneStart(s[cut]) {
+				cut--
 			}
-			return i
+			return cut
 		}
+		i = j
 	}
 	return n
 }
+
+// chunkSpace marks the bytes nextChunk counts as spaces.
+var chunkSpace = [256]bool{' ': true, '\n': true, '\t': true, '\r': true}
 
 // cutPoint returns where to end a chunk of s of at most limit bytes: after
 // the last newline in its second half, else after the last space there,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentledger/ledger/compact/bpe"
 )
@@ -344,6 +345,46 @@ func TestLineEndIsAPieceBoundary(t *testing.T) {
 		}
 		if got, want := memo(s), NewEstimator().Tokens(s); got != want {
 			t.Fatalf("%q: Memo %d, Tokens %d", s, got, want)
+		}
+	}
+}
+
+// nextChunkReference is nextChunk as it was first written, byte by byte.
+func nextChunkReference(s string) int {
+	n := len(s)
+	if n > chunkBytes {
+		n = cutPoint(s, chunkBytes)
+	}
+	run, prevSpace := 0, false
+	for i := 0; i < n; i++ {
+		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
+		if i > 0 && space == prevSpace {
+			run++
+		} else {
+			run = 1
+		}
+		prevSpace = space
+		if run > maxRun {
+			for !utf8.RuneStart(s[i]) {
+				i--
+			}
+			return i
+		}
+	}
+	return n
+}
+
+func TestNextChunkMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(13, 14))
+	parts := []string{"a", " ", "\n", "é", "日本", strings.Repeat("x", 700), strings.Repeat(" ", 600), strings.Repeat("é", 300), "\t\r"}
+	for range 3000 {
+		var sb strings.Builder
+		for range rnd.IntN(40) {
+			sb.WriteString(parts[rnd.IntN(len(parts))])
+		}
+		s := sb.String()
+		if got, want := nextChunk(s), nextChunkReference(s); got != want {
+			t.Fatalf("nextChunk = %d, want %d (len %d)", got, want, len(s))
 		}
 	}
 }
