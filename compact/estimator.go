@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/agentledger/ledger/compact/bpe"
 )
 
 // Estimator guesses how many tokens text and messages take in a model's
@@ -100,14 +100,14 @@ const (
 )
 
 // TokenEstimator is the default estimator: a real BPE tokenizer
-// (cl100k_base from tiktoken-go/tokenizer, compiled into the binary) scaled to
-// Claude's tokenizer, plus what content blocks cost by their structure. Its
-// fields are exported so that a caller can recalibrate it for another model
-// family; NewEstimator fills them with the fitted defaults.
+// (cl100k_base, package bpe, its vocabulary compiled into the binary)
+// scaled to Claude's tokenizer, plus what content blocks cost by their
+// structure. Its fields are exported so that a caller can recalibrate it
+// for another model family; NewEstimator fills them with the fitted
+// defaults.
 //
-// The tokenizer loads on first use, once per process (about 15 ms and
-// 12 MB): constructing a TokenEstimator costs nothing. A TokenEstimator is
-// safe for concurrent use.
+// The tokenizer needs no loading: its tables are read in place from the
+// binary. A TokenEstimator is safe for concurrent use.
 type TokenEstimator struct {
 	// TextScale, ToolInputScale and ToolResultScale convert tokenizer
 	// counts of text (and thinking), tool inputs and tool outputs.
@@ -152,6 +152,54 @@ func DefaultEstimator() Estimator { return defaultEstimator }
 // Tokens estimates the Claude tokens of plain text.
 func (e *TokenEstimator) Tokens(s string) int {
 	return scaled(e.TextScale, bpeTokens(s))
+}
+
+// Memo returns Tokens with a memory: texts are counted line by line (a
+// tokenizer piece never spans a line break followed by something else, so
+// the sum is the whole's count) and each line's count is kept. Counting
+// many texts that share most of their lines, as fitting a document to a
+// budget does (each trial renders it again), then tokenizes each line
+// once. It is for one caller's run, not safe for concurrent use.
+func (e *TokenEstimator) Memo() func(string) int {
+	memo := map[string]int{}
+	return func(s string) int {
+		n := 0
+		for len(s) > 0 {
+			chunk := s[:nextChunk(s)]
+			s = s[len(chunk):]
+			for len(chunk) > 0 {
+				line := chunk[:lineEnd(chunk)]
+				chunk = chunk[len(line):]
+				c, ok := memo[line]
+				if !ok {
+					c = bpeTokens(line)
+					memo[line] = c
+				}
+				n += c
+			}
+		}
+		return scaled(e.TextScale, n)
+	}
+}
+
+// DefaultMemo is the default estimator's Tokens with a memory (see Memo).
+func DefaultMemo() func(string) int { return defaultEstimator.Memo() }
+
+// lineEnd returns the end of s's first line: after its first run of line
+// breaks that something else follows, or the end of s. The tokenizer's
+// pieces never cross that point (see TestLineEndIsAPieceBoundary).
+func lineEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\n' && s[i] != '\r' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == '\n' || s[j] == '\r') {
+			j++
+		}
+		return j
+	}
+	return len(s)
 }
 
 // MessageTokens estimates the Claude tokens of a message: its blocks plus
@@ -253,11 +301,11 @@ func MergeResponses(msgs []Message) []Message {
 	return out
 }
 
-// The tokenizer: cl100k_base from tiktoken-go/tokenizer, whose vocabulary
-// is compiled into the binary as Go data. It loads in about 15 ms; the
-// better-known tiktoken-go (with tiktoken-go-loader) takes about 145 ms to
-// decode its ranks and build its maps, too slow for ledger's session-start
-// paths. Both give the same cl100k_base counts (TestBPETokens pins them).
+// The tokenizer: cl100k_base as package bpe counts it, with a vocabulary
+// precomputed into the binary's read-only data, so that no process pays
+// to build one (tiktoken-go/tokenizer built a 100,000-entry map in 6-15
+// ms; the better-known tiktoken-go with its loader took about 145 ms).
+// Its counts are tiktoken-go/tokenizer's, which bpe's tests hold it to.
 const (
 	// chunkBytes and maxRun bound the text handed to the tokenizer at
 	// once. Its byte-pair merge is quadratic in the length of a piece, so
@@ -270,48 +318,35 @@ const (
 )
 
 var (
-	bpeOnce     sync.Once
-	bpe         tokenizer.Codec
-	bpeErr      error
-	bpeInitTime atomic.Int64 // nanoseconds; 0 until loaded
+	firstUse     sync.Once
+	firstUseTime atomic.Int64 // nanoseconds; 0 until the first count
 )
 
-// loadBPE returns the shared tokenizer, loading it on first use.
-func loadBPE() (tokenizer.Codec, error) {
-	bpeOnce.Do(func() {
-		start := time.Now()
-		bpe, bpeErr = tokenizer.Get(tokenizer.Cl100kBase)
-		bpeInitTime.Store(max(int64(time.Since(start)), 1))
-	})
-	return bpe, bpeErr
-}
-
-// TokenizerInitTime reports how long loading the tokenizer took, or 0 if
-// it has not been loaded in this process.
+// TokenizerInitTime reports how long the first count of the process took
+// (the tokenizer's tables paging in), or 0 before it.
 func TokenizerInitTime() time.Duration {
-	return time.Duration(bpeInitTime.Load())
+	return time.Duration(firstUseTime.Load())
 }
 
 // bpeTokens counts the cl100k_base tokens of s, special-token text
-// included as ordinary text. Should the embedded ranks ever fail to load it
-// falls back to bytes/4 rather than fail an estimate.
+// included as ordinary text.
 func bpeTokens(s string) int {
 	if s == "" {
 		return 0
 	}
-	enc, err := loadBPE()
-	if err != nil {
-		return (len(s) + 3) / 4
+	var start time.Time
+	first := firstUseTime.Load() == 0
+	if first {
+		start = time.Now()
 	}
 	n := 0
 	for len(s) > 0 {
 		chunk := s[:nextChunk(s)]
-		c, err := enc.Count(chunk)
-		if err != nil {
-			c = (len(chunk) + 3) / 4
-		}
-		n += c
+		n += bpe.Count(chunk)
 		s = s[len(chunk):]
+	}
+	if first {
+		firstUse.Do(func() { firstUseTime.Store(max(int64(time.Since(start)), 1)) })
 	}
 	return n
 }
@@ -324,24 +359,27 @@ func nextChunk(s string) int {
 	if n > chunkBytes {
 		n = cutPoint(s, chunkBytes)
 	}
-	run, prevSpace := 0, false
-	for i := 0; i < n; i++ {
-		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
-		if i > 0 && space == prevSpace {
-			run++
-		} else {
-			run = 1
+	// Runs alternate between spaces and other bytes: measure each whole.
+	for i := 0; i < n; {
+		space := chunkSpace[s[i]]
+		j := i + 1
+		for j < n && chunkSpace[s[j]] == space {
+			j++
 		}
-		prevSpace = space
-		if run > maxRun {
-			for !utf8.RuneStart(s[i]) {
-				i--
+		if j-i > maxRun {
+			cut := i + maxRun
+			for !utf8.RuneStart(s[cut]) {
+				cut--
 			}
-			return i
+			return cut
 		}
+		i = j
 	}
 	return n
 }
+
+// chunkSpace marks the bytes nextChunk counts as spaces.
+var chunkSpace = [256]bool{' ': true, '\n': true, '\t': true, '\r': true}
 
 // cutPoint returns where to end a chunk of s of at most limit bytes: after
 // the last newline in its second half, else after the last space there,

@@ -1,11 +1,15 @@
 package compact
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/agentledger/ledger/compact/bpe"
 )
 
 func TestCharsEstimator(t *testing.T) {
@@ -67,10 +71,6 @@ func TestBPETokens(t *testing.T) {
 }
 
 func TestBPETokensLongInput(t *testing.T) {
-	enc, err := loadBPE()
-	if err != nil {
-		t.Fatal(err)
-	}
 	prose := strings.Repeat("The quick brown fox jumps over the lazy dog; then it naps.\n", 300) // ~18 KB
 	long := strings.Repeat("x", 3000)                                                            // runs longer than maxRun get cut
 	tests := []struct {
@@ -84,10 +84,7 @@ func TestBPETokensLongInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := bpeTokens(tt.in)
-			whole, err := enc.Count(tt.in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			whole := bpe.Count(tt.in)
 			if diff := got - whole; diff < -whole/100 || diff > whole/100 {
 				t.Errorf("chunked count %d, whole count %d: more than 1%% apart", got, whole)
 			}
@@ -318,5 +315,76 @@ func BenchmarkTokensPathological(b *testing.B) {
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
 		bpeTokens(s)
+	}
+}
+
+// TestLineEndIsAPieceBoundary checks what Memo relies on: counting a text
+// line by line (cut after each run of line breaks) gives its count.
+func TestLineEndIsAPieceBoundary(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 12))
+	alphabet := []string{"a", "word", " ", "  ", "\t", "\n", "\n\n", "\r\n", " \n", "\n ", ".", "!\n", "'s", "12", "日本", "\u00a0", "\u2028", "-", "\x7f"}
+	var texts []string
+	for range 3000 {
+		var sb strings.Builder
+		for range 1 + rnd.IntN(60) {
+			sb.WriteString(alphabet[rnd.IntN(len(alphabet))])
+		}
+		texts = append(texts, sb.String())
+	}
+	texts = append(texts, benchText, strings.Repeat("x \n\n  y\n", 500))
+	memo := NewEstimator().Memo()
+	for _, s := range texts {
+		sum := 0
+		for rest := s; len(rest) > 0; {
+			line := rest[:lineEnd(rest)]
+			sum += bpe.Count(line)
+			rest = rest[len(line):]
+		}
+		if whole := bpe.Count(s); sum != whole {
+			t.Fatalf("%q: %d tokens line by line, %d whole", s, sum, whole)
+		}
+		if got, want := memo(s), NewEstimator().Tokens(s); got != want {
+			t.Fatalf("%q: Memo %d, Tokens %d", s, got, want)
+		}
+	}
+}
+
+// nextChunkReference is nextChunk as it was first written, byte by byte.
+func nextChunkReference(s string) int {
+	n := len(s)
+	if n > chunkBytes {
+		n = cutPoint(s, chunkBytes)
+	}
+	run, prevSpace := 0, false
+	for i := 0; i < n; i++ {
+		space := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
+		if i > 0 && space == prevSpace {
+			run++
+		} else {
+			run = 1
+		}
+		prevSpace = space
+		if run > maxRun {
+			for !utf8.RuneStart(s[i]) {
+				i--
+			}
+			return i
+		}
+	}
+	return n
+}
+
+func TestNextChunkMatchesReference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(13, 14))
+	parts := []string{"a", " ", "\n", "é", "日本", strings.Repeat("x", 700), strings.Repeat(" ", 600), strings.Repeat("é", 300), "\t\r"}
+	for range 3000 {
+		var sb strings.Builder
+		for range rnd.IntN(40) {
+			sb.WriteString(parts[rnd.IntN(len(parts))])
+		}
+		s := sb.String()
+		if got, want := nextChunk(s), nextChunkReference(s); got != want {
+			t.Fatalf("nextChunk = %d, want %d (len %d)", got, want, len(s))
+		}
 	}
 }

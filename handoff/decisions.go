@@ -1,7 +1,6 @@
 package handoff
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -49,32 +48,32 @@ const (
 
 // decisionCues score a sentence by its shape.
 var decisionCues = []struct {
-	re     *regexp.Regexp
+	re     *lazyRE
 	weight int
 }{
 	// a choice between alternatives, both named
-	{regexp.MustCompile(`(?i)\brather than\b|\binstead of\b|\bin favou?r of\b|\bgo(?:ing)? with\b|\bopt(?:ed)? for\b|\bdecid(?:e|ed|ing)\b|\bchose\b`), 4},
+	{lazyRegexp(`(?i)\brather than\b|\binstead of\b|\bin favou?r of\b|\bgo(?:ing)? with\b|\bopt(?:ed)? for\b|\bdecid(?:e|ed|ing)\b|\bchose\b`), 4},
 	// a choice
-	{regexp.MustCompile(`(?i)\binstead\b|\bswitch(?:ed|ing)? (?:to|from)\b|\bchoose\b|\bprefer(?:red|s)?\b`), 3},
+	{lazyRegexp(`(?i)\binstead\b|\bswitch(?:ed|ing)? (?:to|from)\b|\bchoose\b|\bprefer(?:red|s)?\b`), 3},
 	// a limit of a tool, library or environment
-	{regexp.MustCompile(`(?i)\b(?:doesn'?t|does not|can'?t|cannot|can not|won'?t|isn'?t|is not|aren'?t|are not|wasn'?t|was not|not)\s+(?:\w+\s+)?(?:support(?:ed)?|work|allow(?:ed)?|handle|access|accept|exist|available|compatible|picked up|recogni[sz]ed|respected|bypass(?:ed)?)\b|\bunsupported\b|\bonly works\b|\bstill (?:being )?(?:enforced|runs?|fails?|required|blocks?)\b|\beven with\b|\brequires?\b|\bmust be\b|\bhas to be\b|\bfalse positive\b`), 3},
+	{lazyRegexp(`(?i)\b(?:doesn'?t|does not|can'?t|cannot|can not|won'?t|isn'?t|is not|aren'?t|are not|wasn'?t|was not|not)\s+(?:\w+\s+)?(?:support(?:ed)?|work|allow(?:ed)?|handle|access|accept|exist|available|compatible|picked up|recogni[sz]ed|respected|bypass(?:ed)?)\b|\bunsupported\b|\bonly works\b|\bstill (?:being )?(?:enforced|runs?|fails?|required|blocks?)\b|\beven with\b|\brequires?\b|\bmust be\b|\bhas to be\b|\bfalse positive\b`), 3},
 	// a cause
-	{regexp.MustCompile(`(?i)\b(?:the|this|root|real) (?:issue|problem|cause|reason|culprit|error|fix) (?:is|was|here is)\b|\bbecause\b|\bdue to\b|\bso (?:we|i) (?:need|must|have|should)\b|\b(?:which|this|that) means\b|\bneeds? to be\b|\bi need to\b|\bwe need to\b`), 2},
+	{lazyRegexp(`(?i)\b(?:the|this|root|real) (?:issue|problem|cause|reason|culprit|error|fix) (?:is|was|here is)\b|\bbecause\b|\bdue to\b|\bso (?:we|i) (?:need|must|have|should)\b|\b(?:which|this|that) means\b|\bneeds? to be\b|\bi need to\b|\bwe need to\b`), 2},
 	// a rule or convention
-	{regexp.MustCompile(`(?i)\bconvention\b|\bpattern\b|\bestablished\b|\bby default\b|\balways\b|\bnever\b|\bmust\b|\bshould (?:always|never|not)\b|\bthe (?:project|repo|codebase) (?:uses|requires|expects)\b|\bin this (?:repo|project|codebase)\b`), 2},
+	{lazyRegexp(`(?i)\bconvention\b|\bpattern\b|\bestablished\b|\bby default\b|\balways\b|\bnever\b|\bmust\b|\bshould (?:always|never|not)\b|\bthe (?:project|repo|codebase) (?:uses|requires|expects)\b|\bin this (?:repo|project|codebase)\b`), 2},
 	// an approach
-	{regexp.MustCompile(`(?i)\brewr(?:ite|ote|iting)\b|\bconvert(?:ed|ing)?\b.*\bto\b|\bmake it an?\b|\bturn(?:ed)? it into\b|\bconfigur(?:e|ed|ing)\b.*\bvia\b|\bvia (?:the )?(?:app|application|config|env|environment)\b|\bdisable\w*\b|\benable\w*\b|\bwork(?:ed)? around\b|\bworkaround\b`), 2},
+	{lazyRegexp(`(?i)\brewr(?:ite|ote|iting)\b|\bconvert(?:ed|ing)?\b.*\bto\b|\bmake it an?\b|\bturn(?:ed)? it into\b|\bconfigur(?:e|ed|ing)\b.*\bvia\b|\bvia (?:the )?(?:app|application|config|env|environment)\b|\bdisable\w*\b|\benable\w*\b|\bwork(?:ed)? around\b|\bworkaround\b`), 2},
 }
 
 var (
-	reNarration = regexp.MustCompile(`(?i)^(?:let me|now let me|let's|now let's|i'll|i will|now i'll|first,|next,|good|great|perfect|excellent|awesome|all (?:\d+ )?tests|done|ok|okay|now the|now add|now update|now run|looking at|checking|reading|here'?s|i have|i've|i can see|i see|the (?:file|test|tests|build) (?:is|are|has|passed|pass))\b`)
+	reNarration = lazyRegexp(`(?i)^(?:let me|now let me|let's|now let's|i'll|i will|now i'll|first,|next,|good|great|perfect|excellent|awesome|all (?:\d+ )?tests|done|ok|okay|now the|now add|now update|now run|looking at|checking|reading|here'?s|i have|i've|i can see|i see|the (?:file|test|tests|build) (?:is|are|has|passed|pass))\b`)
 	// reRemedy marks a sentence that says what to do, not only what broke.
-	reRemedy    = regexp.MustCompile(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
-	reAction    = regexp.MustCompile(`(?i)^(?:let me|let's|i'll|i will|i need to|we need to|so i|so we|instead|use |switch|fix(?:ed)? (?:it|this|that) by)`)
-	reHow       = regexp.MustCompile(`(?i)\b(?:by|with|instead|to be|via|as an?|using|rather)\b`)
-	reTransient = regexp.MustCompile(`(?i)\b(?:yet|anymore|for now|at the moment|right now)\b`)
-	reCodeish   = regexp.MustCompile("`[^`]+`|\\b\\w+(?:\\.\\w+)+\\b|\\b[a-z]+_[a-z_]+\\b|\\b[A-Z][a-z]+[A-Z]\\w*\\b|/\\w+")
-	reWord      = regexp.MustCompile(`[\pL\pN_]+`)
+	reRemedy    = lazyRegexp(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
+	reAction    = lazyRegexp(`(?i)^(?:let me|let's|i'll|i will|i need to|we need to|so i|so we|instead|use |switch|fix(?:ed)? (?:it|this|that) by)`)
+	reHow       = lazyRegexp(`(?i)\b(?:by|with|instead|to be|via|as an?|using|rather)\b`)
+	reTransient = lazyRegexp(`(?i)\b(?:yet|anymore|for now|at the moment|right now)\b`)
+	reCodeish   = lazyRegexp("`[^`]+`|\\b\\w+(?:\\.\\w+)+\\b|\\b[a-z]+_[a-z_]+\\b|\\b[A-Z][a-z]+[A-Z]\\w*\\b|/\\w+")
+	reWord      = lazyRegexp(`[\pL\pN_]+`)
 )
 
 // scoreSentence scores one sentence of the agent's prose.
@@ -343,8 +342,8 @@ func similar(a, b map[string]bool) bool {
 }
 
 var (
-	reAnswerPair   = regexp.MustCompile(`"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"`)
-	reAnswerPrefix = regexp.MustCompile(`^(?:User has answered your questions?|Your questions? (?:has|have) been answered):`)
+	reAnswerPair   = lazyRegexp(`"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"`)
+	reAnswerPrefix = lazyRegexp(`^(?:User has answered your questions?|Your questions? (?:has|have) been answered):`)
 )
 
 // answers reads AskUserQuestion's result: question → answer pairs.

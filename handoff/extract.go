@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -516,7 +515,7 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 var claudeTools = map[string]bool{"Bash": true, "Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
 
 // rePatchFailed matches Codex's words for a patch that did not apply.
-var rePatchFailed = regexp.MustCompile(`(?i)verification failed|failed to apply patch|invalid patch|invalid hunk`)
+var rePatchFailed = lazyRegexp(`(?i)verification failed|failed to apply patch|invalid patch|invalid hunk`)
 
 // shellDone records the outcome of a shell command that has finished.
 func (x *extractor) shellDone(u use, isError bool, o outcome) {
@@ -643,7 +642,7 @@ func (x *extractor) taskNotification(text string) {
 	x.shellDone(bg.u, false, o)
 }
 
-var reSummaryTag = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
+var reSummaryTag = lazyRegexp(`(?s)<summary>(.*?)</summary>`)
 
 func (x *extractor) testStatus(cmd, status string) {
 	if i, ok := x.testIndex[cmd]; ok {
@@ -705,9 +704,9 @@ func (x *extractor) markedLines(text string) {
 	}
 }
 
-var reBlockedBy = regexp.MustCompile(`(?i)\bblocked (?:by|on)\b|\bblocker\b|\bwaiting (?:for|on) (?:the |a |an )?\w+ (?:from|to)\b`)
+var reBlockedBy = lazyRegexp(`(?i)\bblocked (?:by|on)\b|\bblocker\b|\bwaiting (?:for|on) (?:the |a |an )?\w+ (?:from|to)\b`)
 
-var reListMarker = regexp.MustCompile(`^(?:[-*+]|\d+[.)]|>)\s+`)
+var reListMarker = lazyRegexp(`^(?:[-*+]|\d+[.)]|>)\s+`)
 
 // undecorate strips Markdown that may precede a marker: list bullets,
 // quotes and emphasis ("- **Decision:** ...").
@@ -726,7 +725,7 @@ func itemText(s string) string {
 	return shorten(oneLine(s), maxItem)
 }
 
-var reApprovedPlan = regexp.MustCompile(`(?s)## Approved Plan[^\n]*:\n(.+)$`)
+var reApprovedPlan = lazyRegexp(`(?s)## Approved Plan[^\n]*:\n(.+)$`)
 
 // approvedPlan is the plan the user approved: from the call's input, or
 // from the approval text.

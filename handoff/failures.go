@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -30,40 +29,40 @@ var failureReaders = []failureReader{
 }
 
 var (
-	reGoFail        = regexp.MustCompile(`^--- FAIL: (\S+)`)
-	reGoTestLoc     = regexp.MustCompile(`^(\S+_test\.go:\d+): (.+)$`)
-	rePytestFailed  = regexp.MustCompile(`^(?:FAILED|ERROR) (\S+?)(?: - (.+))?$`)
-	reJestBullet    = regexp.MustCompile(`^● (.+ › .+)$`)
-	reJSAt          = regexp.MustCompile(`\(([^()\s]+\.(?:[cm]?[jt]sx?):\d+:\d+)\)`)
-	reVitestFail    = regexp.MustCompile(`^(?:FAIL|×|✗|❯)\s+(\S+\.(?:test|spec)\.[cm]?[jt]sx?)\s+>\s+(.+?)(?:\s+\d+ms)?$`)
-	reVitestLoc     = regexp.MustCompile(`^❯ (\S+:\d+:\d+)$`)
-	reMochaFailing  = regexp.MustCompile(`^\d+ failing$`)
-	reMochaItem     = regexp.MustCompile(`^(\d+)\) (.+)$`)
-	rePlaywright    = regexp.MustCompile(`^\d+\) \[[^\]]+\] › (\S+:\d+:\d+) › (.+?)[\s─]*$`)
-	reExUnitTest    = regexp.MustCompile(`^\d+\) test (.+) \(([\w.]+)\)$`)
-	reExUnitLoc     = regexp.MustCompile(`^(\S+\.exs:\d+)$`)
-	reCargoStdout   = regexp.MustCompile(`^---- (\S+) stdout ----$`)
-	rePanickedAt    = regexp.MustCompile(`panicked at (\S+:\d+:\d+)`)
-	reRspecExample  = regexp.MustCompile(`^rspec (\./\S+:\d+) # (.+)$`)
-	reTscParen      = regexp.MustCompile(`^(\S+\.[cm]?tsx?)\((\d+),(\d+)\): error (TS\d+): (.+)$`)
-	reTscColon      = regexp.MustCompile(`^(\S+\.[cm]?tsx?):(\d+):(\d+) - error (TS\d+): (.+)$`)
-	reRustError     = regexp.MustCompile(`^error(?:\[E\d+\])?: (.+)$`)
-	reRustLoc       = regexp.MustCompile(`^--> (\S+:\d+:\d+)$`)
-	reDialyzer      = regexp.MustCompile(`^(\S+\.(?:exs?|erl)):(\d+)(?::(\d+))?:(\w+)$`)
-	reGoBuild       = regexp.MustCompile(`^(\S+\.go):(\d+):(\d+): (.+)$`)
-	reCredoIssue    = regexp.MustCompile(`^\[[A-Z]\] [↗→↘↑↓] (.+)$`)
-	reCredoLoc      = regexp.MustCompile(`^(\S+\.exs?:\d+(?::\d+)?)`)
-	reLocated       = regexp.MustCompile(`^(?:\*\* \(\w+\) )?(\S+\.\w{1,5}):(\d+)(?::(\d+))?:? (.+)$`)
-	reCheckMarker   = regexp.MustCompile(`^\[([A-Z][A-Z0-9_ -]{1,30})\](?:\s+(.+))?$`)
-	reErrorWords    = regexp.MustCompile(`(?i)error|fatal|fail|denied|not found|no such|cannot|can't|unable|invalid|panic|exception|refused|timed? ?out|never match`)
-	reSummaryCount  = regexp.MustCompile(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
-	reSummaryField  = regexp.MustCompile(`(?i)\b(?:failures|errors|failed): *[1-9]`)
-	reBoxDrawing    = regexp.MustCompile(`^[┃│|]\s*`)
-	reTruncatedNote = regexp.MustCompile(`^\[Output truncated.*\]$`)
+	reGoFail        = lazyRegexp(`^--- FAIL: (\S+)`)
+	reGoTestLoc     = lazyRegexp(`^(\S+_test\.go:\d+): (.+)$`)
+	rePytestFailed  = lazyRegexp(`^(?:FAILED|ERROR) (\S+?)(?: - (.+))?$`)
+	reJestBullet    = lazyRegexp(`^● (.+ › .+)$`)
+	reJSAt          = lazyRegexp(`\(([^()\s]+\.(?:[cm]?[jt]sx?):\d+:\d+)\)`)
+	reVitestFail    = lazyRegexp(`^(?:FAIL|×|✗|❯)\s+(\S+\.(?:test|spec)\.[cm]?[jt]sx?)\s+>\s+(.+?)(?:\s+\d+ms)?$`)
+	reVitestLoc     = lazyRegexp(`^❯ (\S+:\d+:\d+)$`)
+	reMochaFailing  = lazyRegexp(`^\d+ failing$`)
+	reMochaItem     = lazyRegexp(`^(\d+)\) (.+)$`)
+	rePlaywright    = lazyRegexp(`^\d+\) \[[^\]]+\] › (\S+:\d+:\d+) › (.+?)[\s─]*$`)
+	reExUnitTest    = lazyRegexp(`^\d+\) test (.+) \(([\w.]+)\)$`)
+	reExUnitLoc     = lazyRegexp(`^(\S+\.exs:\d+)$`)
+	reCargoStdout   = lazyRegexp(`^---- (\S+) stdout ----$`)
+	rePanickedAt    = lazyRegexp(`panicked at (\S+:\d+:\d+)`)
+	reRspecExample  = lazyRegexp(`^rspec (\./\S+:\d+) # (.+)$`)
+	reTscParen      = lazyRegexp(`^(\S+\.[cm]?tsx?)\((\d+),(\d+)\): error (TS\d+): (.+)$`)
+	reTscColon      = lazyRegexp(`^(\S+\.[cm]?tsx?):(\d+):(\d+) - error (TS\d+): (.+)$`)
+	reRustError     = lazyRegexp(`^error(?:\[E\d+\])?: (.+)$`)
+	reRustLoc       = lazyRegexp(`^--> (\S+:\d+:\d+)$`)
+	reDialyzer      = lazyRegexp(`^(\S+\.(?:exs?|erl)):(\d+)(?::(\d+))?:(\w+)$`)
+	reGoBuild       = lazyRegexp(`^(\S+\.go):(\d+):(\d+): (.+)$`)
+	reCredoIssue    = lazyRegexp(`^\[[A-Z]\] [↗→↘↑↓] (.+)$`)
+	reCredoLoc      = lazyRegexp(`^(\S+\.exs?:\d+(?::\d+)?)`)
+	reLocated       = lazyRegexp(`^(?:\*\* \(\w+\) )?(\S+\.\w{1,5}):(\d+)(?::(\d+))?:? (.+)$`)
+	reCheckMarker   = lazyRegexp(`^\[([A-Z][A-Z0-9_ -]{1,30})\](?:\s+(.+))?$`)
+	reErrorWords    = lazyRegexp(`(?i)error|fatal|fail|denied|not found|no such|cannot|can't|unable|invalid|panic|exception|refused|timed? ?out|never match`)
+	reSummaryCount  = lazyRegexp(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
+	reSummaryField  = lazyRegexp(`(?i)\b(?:failures|errors|failed): *[1-9]`)
+	reBoxDrawing    = lazyRegexp(`^[┃│|]\s*`)
+	reTruncatedNote = lazyRegexp(`^\[Output truncated.*\]$`)
 )
 
 // envelope lines carry no information about what went wrong.
-var reEnvelope = regexp.MustCompile(`^(?:Exit code:? -?\d+|Process exited with code -?\d+|Chunk ID:.*|Wall time:.*|` +
+var reEnvelope = lazyRegexp(`^(?:Exit code:? -?\d+|Process exited with code -?\d+|Chunk ID:.*|Wall time:.*|` +
 	`Original token count:.*|Output:|Total output lines:.*|</?tool_use_error>|<retrieval_status>.*|<task_id>.*|` +
 	`<task_type>.*|<status>.*|<exit_code>.*|</?output>|</?stdout>|</?stderr>)$`)
 
@@ -279,8 +278,8 @@ func pytestFailures(lines []string) []failedItem {
 }
 
 var (
-	rePytestSection = regexp.MustCompile(`^_{3,} (\S+) _{3,}$`)
-	rePytestWhere   = regexp.MustCompile(`^(\S+\.py):(\d+): `)
+	rePytestSection = lazyRegexp(`^_{3,} (\S+) _{3,}$`)
+	rePytestWhere   = lazyRegexp(`^(\S+\.py):(\d+): `)
 )
 
 // pytestLine finds where a test failed: the "file:line: Error" line of its

@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -45,7 +44,7 @@ func taskLine(t Task) string {
 	return b.String()
 }
 
-var reTaskItem = regexp.MustCompile(`^\[(in progress|pending|blocked|done|deleted)\] (?:(#?[\w.-]+)(?:: |$))?(.*)$`)
+var reTaskItem = lazyRegexp(`^\[(in progress|pending|blocked|done|deleted)\] (?:(#?[\w.-]+)(?:: |$))?(.*)$`)
 
 // parseTaskLine undoes taskLine.
 func parseTaskLine(s string) (Task, bool) {
@@ -171,8 +170,8 @@ func (x *extractor) taskDetail(it *trackedTask) string {
 }
 
 var (
-	reDoneHeading = regexp.MustCompile(`(?i)^(?:#+\s*)?(?:\*\*)?(?:definition of done|acceptance criteria|done when|success criteria|exit criteria|tests?)(?:\*\*)?:?\s*$`)
-	reNamedFile   = regexp.MustCompile("`([\\w./-]+\\.[A-Za-z0-9]{1,8})`")
+	reDoneHeading = lazyRegexp(`(?i)^(?:#+\s*)?(?:\*\*)?(?:definition of done|acceptance criteria|done when|success criteria|exit criteria|tests?)(?:\*\*)?:?\s*$`)
+	reNamedFile   = lazyRegexp("`([\\w./-]+\\.[A-Za-z0-9]{1,8})`")
 )
 
 // doneCriteria are the bullets under a "Definition of Done" heading.
@@ -244,7 +243,7 @@ func joinItems(lines []string) string {
 	return b.String()
 }
 
-var reMarked = regexp.MustCompile(`(?i)^(?:decision|next|next step|blocker):`)
+var reMarked = lazyRegexp(`(?i)^(?:decision|next|next step|blocker):`)
 
 // unmarked is text without its marked lines (decision:, next:, blocker:),
 // which have their own place in the handoff.
@@ -258,7 +257,7 @@ func unmarked(text string) string {
 	return strings.Join(lines, "\n")
 }
 
-var reNextHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*)?(?:next steps?|what'?s next|remaining(?: work| tasks| steps)?|still (?:to do|needed|pending|left)|to ?do|pending|follow[- ]ups?|what'?s left|left to do)\b.*$`)
+var reNextHeading = lazyRegexp(`(?i)^(?:#+\s*|\*\*)?(?:next steps?|what'?s next|remaining(?: work| tasks| steps)?|still (?:to do|needed|pending|left)|to ?do|pending|follow[- ]ups?|what'?s left|left to do)\b.*$`)
 
 // lastWordsOf is the part of the agent's last text that looks ahead: what
 // follows a "Next steps" heading when there is one, else its last

@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,15 +18,15 @@ type outcome struct {
 }
 
 var (
-	reExitLine    = regexp.MustCompile(`(?m)^(?:Exit code:?|Process exited with code) (-?\d+)\s*$`)
-	reExitTag     = regexp.MustCompile(`<exit_code>(-?\d+)</exit_code>`)
-	reExitParen   = regexp.MustCompile(`\(exit code (-?\d+)\)`)
-	reBackground  = regexp.MustCompile(`(?:running in background with ID|Process running with session ID):? *([\w-]+)`)
-	reStatusTag   = regexp.MustCompile(`<status>(\w+)</status>`)
-	reTaskID      = regexp.MustCompile(`<task-id>([\w-]+)</task-id>`)
-	reFailCount   = regexp.MustCompile(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
-	reFailField   = regexp.MustCompile(`(?i)\b(?:failures|errors|failed): *[1-9]`)
-	reFailMarkers = regexp.MustCompile(`(?m)^\s*(?:--- )?FAIL\b|\bFAILED\b|^error(?:\[E\d+\])?:|^npm (?:ERR!|error)|` +
+	reExitLine    = lazyRegexp(`(?m)^(?:Exit code:?|Process exited with code) (-?\d+)\s*$`)
+	reExitTag     = lazyRegexp(`<exit_code>(-?\d+)</exit_code>`)
+	reExitParen   = lazyRegexp(`\(exit code (-?\d+)\)`)
+	reBackground  = lazyRegexp(`(?:running in background with ID|Process running with session ID):? *([\w-]+)`)
+	reStatusTag   = lazyRegexp(`<status>(\w+)</status>`)
+	reTaskID      = lazyRegexp(`<task-id>([\w-]+)</task-id>`)
+	reFailCount   = lazyRegexp(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
+	reFailField   = lazyRegexp(`(?i)\b(?:failures|errors|failed): *[1-9]`)
+	reFailMarkers = lazyRegexp(`(?m)^\s*(?:--- )?FAIL\b|\bFAILED\b|^error(?:\[E\d+\])?:|^npm (?:ERR!|error)|` +
 		`^make(?:\[\d+\])?: \*\*\* .*Error \d+|^\*\* \(\w+Error\)|^panic: |^Exit code [1-9]`)
 )
 
@@ -50,7 +49,7 @@ func readOutcome(text string) outcome {
 	}
 	o.text = text
 	if !o.exitKnown {
-		for _, re := range []*regexp.Regexp{reExitLine, reExitTag, reExitParen} {
+		for _, re := range []*lazyRE{reExitLine, reExitTag, reExitParen} {
 			if m := re.FindStringSubmatch(text); m != nil {
 				o.exit, _ = strconv.Atoi(m[1])
 				o.exitKnown = true

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,7 +97,7 @@ func Parse(markdown string) (Doc, error) {
 	return d, nil
 }
 
-var reNumbered = regexp.MustCompile(`^(\d+)\. (.*)$`)
+var reNumbered = lazyRegexp(`^(\d+)\. (.*)$`)
 
 // readRequests undoes writeNumbered: when the list starts at 2 (or is
 // empty), request 1 is the task.
@@ -136,7 +135,7 @@ func readTasks(section, next []string) []Task {
 	return out
 }
 
-var reFileNotes = regexp.MustCompile(`^(.*) \(((?:new|deleted|uncommitted)(?:, (?:new|deleted|uncommitted))*)\)$`)
+var reFileNotes = lazyRegexp(`^(.*) \(((?:new|deleted|uncommitted)(?:, (?:new|deleted|uncommitted))*)\)$`)
 
 // readFile undoes fileItems.
 func readFile(s, project string) FileChange {

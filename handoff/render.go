@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -79,8 +78,9 @@ func Render(d Doc, budget int, count func(string) int) string {
 	if count == nil {
 		count = ApproxTokens
 	}
+	r := renderer{d: d, sections: map[sectionKey]string{}}
 	fits := func(l layout) (string, bool) {
-		s := render(d, l)
+		s := r.render(l)
 		return s, count(s) <= budget
 	}
 	l := fullLayout()
@@ -196,7 +196,31 @@ func shownTasks(d Doc) []Task {
 	return out
 }
 
+// render writes d in layout l (see renderer).
 func render(d Doc, l layout) string {
+	r := renderer{d: d}
+	return r.render(l)
+}
+
+// renderer writes one document in the layouts Render tries. A section's
+// text depends only on its own part of the layout, and most trials change
+// one section: each section is written once per layout of its own, and
+// kept. (A request list of thousands, in a long session's handoff, was
+// written again at each of Render's trials.)
+type renderer struct {
+	d        Doc
+	sections map[sectionKey]string // nil: keep nothing
+}
+
+type sectionKey struct {
+	sec        section
+	keep, max  int
+	taskMax    int
+	contextMax int
+}
+
+func (r *renderer) render(l layout) string {
+	d := r.d
 	var b strings.Builder
 	b.WriteString("---\n")
 	if d.ID != 0 {
@@ -215,40 +239,61 @@ func render(d Doc, l layout) string {
 
 	for sec := secTask; sec < numSections; sec++ {
 		b.WriteString("\n## " + headings[sec] + "\n")
+		key := sectionKey{sec: sec, keep: l.keep[sec], max: l.itemMax[sec]}
 		switch sec {
 		case secTask:
-			writeText(&b, shortenMiddle(d.Task, l.taskMax))
+			key.taskMax = l.taskMax
 		case secContext:
-			writeText(&b, shorten(d.Context, l.contextMax))
-		case secRequests:
-			writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec])
-		case secTasks:
-			tasks := shownTasks(d)
-			items := make([]string, len(tasks))
-			for i, t := range tasks {
-				items[i] = taskLine(t)
-			}
-			writeList(&b, items, l.keep[sec], l.itemMax[sec])
-		case secFiles:
-			writeItems(&b, fileItems(d, l.itemMax[sec]), l.keep[sec])
-		case secDecisions:
-			writeList(&b, d.Decisions, l.keep[sec], l.itemMax[sec])
-		case secErrors:
-			writeList(&b, d.Errors, l.keep[sec], l.itemMax[sec])
-		case secBlockers:
-			writeList(&b, d.Blockers, l.keep[sec], l.itemMax[sec])
-		case secNext:
-			writeList(&b, d.NextSteps, l.keep[sec], l.itemMax[sec])
-		case secTests:
-			items := make([]string, len(d.TestsRun))
-			for i, t := range d.TestsRun {
-				items[i] = codeSpan(singleLine(shorten(t.Command, l.itemMax[sec])))
-				if t.Status != "" {
-					items[i] += " — " + singleLine(t.Status)
-				}
-			}
-			writeItems(&b, items, l.keep[sec])
+			key.contextMax = l.contextMax
 		}
+		text, ok := r.sections[key]
+		if !ok {
+			text = writeSection(d, l, sec)
+			if r.sections != nil {
+				r.sections[key] = text
+			}
+		}
+		b.WriteString(text)
+	}
+	return b.String()
+}
+
+// writeSection writes one section's body in layout l.
+func writeSection(d Doc, l layout, sec section) string {
+	var b strings.Builder
+	switch sec {
+	case secTask:
+		writeText(&b, shortenMiddle(d.Task, l.taskMax))
+	case secContext:
+		writeText(&b, shorten(d.Context, l.contextMax))
+	case secRequests:
+		writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec])
+	case secTasks:
+		tasks := shownTasks(d)
+		items := make([]string, len(tasks))
+		for i, t := range tasks {
+			items[i] = taskLine(t)
+		}
+		writeList(&b, items, l.keep[sec], l.itemMax[sec])
+	case secFiles:
+		writeItems(&b, fileItems(d, l.itemMax[sec]), l.keep[sec])
+	case secDecisions:
+		writeList(&b, d.Decisions, l.keep[sec], l.itemMax[sec])
+	case secErrors:
+		writeList(&b, d.Errors, l.keep[sec], l.itemMax[sec])
+	case secBlockers:
+		writeList(&b, d.Blockers, l.keep[sec], l.itemMax[sec])
+	case secNext:
+		writeList(&b, d.NextSteps, l.keep[sec], l.itemMax[sec])
+	case secTests:
+		items := make([]string, len(d.TestsRun))
+		for i, t := range d.TestsRun {
+			items[i] = codeSpan(singleLine(shorten(t.Command, l.itemMax[sec])))
+			if t.Status != "" {
+				items[i] += " — " + singleLine(t.Status)
+			}
+		}
+		writeItems(&b, items, l.keep[sec])
 	}
 	return b.String()
 }
@@ -295,7 +340,7 @@ const movedArrow = " → "
 // A frontmatter value is written bare when nothing in it could be misread
 // (by us or by a YAML reader), else as a JSON string, which YAML reads as a
 // double-quoted scalar.
-var bareValue = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./@+=,~-]*$`)
+var bareValue = lazyRegexp(`^[A-Za-z0-9_./][A-Za-z0-9_./@+=,~-]*$`)
 
 func frontmatter(b *strings.Builder, key, value string) {
 	b.WriteString(key + ":")
@@ -378,7 +423,7 @@ func escapeLine(line string) string {
 	return line
 }
 
-var moreLine = regexp.MustCompile(`^… \+\d+ more$`)
+var moreLine = lazyRegexp(`^… \+\d+ more$`)
 
 // An item that starts like an escape or reads like the "+N more" line gets
 // a backslash in front.

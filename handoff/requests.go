@@ -1,7 +1,6 @@
 package handoff
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -31,8 +30,8 @@ var housekeeping = map[string]bool{"/compact": true, "/clear": true, "/context":
 	"/tasks": true, "/fork": true, "/rename": true, "/copy": true, "/keybindings": true}
 
 var (
-	reCommandName = regexp.MustCompile(`<command-name>\s*([^<]*?)\s*</command-name>`)
-	reCommandArgs = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+	reCommandName = lazyRegexp(`<command-name>\s*([^<]*?)\s*</command-name>`)
+	reCommandArgs = lazyRegexp(`(?s)<command-args>(.*?)</command-args>`)
 )
 
 // userRequest returns text as a user request, or "" when it is not one.
@@ -89,7 +88,7 @@ func rejected(text string) bool {
 }
 
 // reRejectFeedback is what the user typed when refusing a call.
-var reRejectFeedback = regexp.MustCompile(`(?s)the user said:\s*\n(.+)$`)
+var reRejectFeedback = lazyRegexp(`(?s)the user said:\s*\n(.+)$`)
 
 // rejectFeedback returns what the user said when refusing a tool call.
 func rejectFeedback(text string) string {
@@ -99,7 +98,7 @@ func rejectFeedback(text string) string {
 	return ""
 }
 
-var reSentenceStart = regexp.MustCompile(`[.!?]\s+\p{Lu}`)
+var reSentenceStart = lazyRegexp(`[.!?]\s+\p{Lu}`)
 
 // shortenMiddle cuts s to at most max runes by dropping its middle: the
 // head says what is asked, the tail often holds the constraints.
@@ -132,7 +131,7 @@ func shortenMiddle(s string, max int) string {
 
 // reCorrection starts a request that corrects or constrains the agent: it
 // is also a decision the next session must keep.
-var reCorrection = regexp.MustCompile(`(?i)^(?:no[,.!:]|no\s+(?:don'?t|do not|use|need|that|this|we|you|it's|its)\b|nope\b|don'?t\b|do not\b|never\b|always\b|instead\b|actually[,\s]|wait[,\s]|stop\b|please (?:don'?t|do not|never|always|use|keep)\b|keep\b.*\b(?:as is|unchanged)\b|make sure\b|from now on\b|going forward\b|prefer\b|avoid\b|we (?:should|must|need to) (?:use|keep|not)\b)|\binstead of\b|\brather than\b`)
+var reCorrection = lazyRegexp(`(?i)^(?:no[,.!:]|no\s+(?:don'?t|do not|use|need|that|this|we|you|it's|its)\b|nope\b|don'?t\b|do not\b|never\b|always\b|instead\b|actually[,\s]|wait[,\s]|stop\b|please (?:don'?t|do not|never|always|use|keep)\b|keep\b.*\b(?:as is|unchanged)\b|make sure\b|from now on\b|going forward\b|prefer\b|avoid\b|we (?:should|must|need to) (?:use|keep|not)\b)|\binstead of\b|\brather than\b`)
 
 // isCorrection tells whether a request corrects or constrains the agent.
 func isCorrection(req string) bool {

@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -20,15 +19,15 @@ const maxSettings = 3
 const scoreSetting = 5
 
 var (
-	reConfigDir  = regexp.MustCompile(`(?:^|/)(?:config|conf|configs|settings|\.config|\.github/workflows)/`)
-	reConfigName = regexp.MustCompile(`(?i)(?:\.(?:toml|ini|cfg|conf|ya?ml|properties|env)$|^\.env|\.config\.[cm]?[jt]s$|\.config\.json$|^tsconfig.*\.json$|^\.\w+rc(?:\.json|\.ya?ml|\.js)?$|^settings\.\w+$|^docker-compose.*\.ya?ml$|^Dockerfile)`)
-	reManifest   = regexp.MustCompile(`^(?:package\.json|go\.mod|mix\.exs|Cargo\.toml|pyproject\.toml|requirements.*\.txt|Gemfile|composer\.json|build\.gradle(?:\.kts)?|pom\.xml|deno\.json)$`)
-	reCommentPre = regexp.MustCompile(`^(?:#+|//+|--|;+|/\*+|\*+)\s*`)
-	reNoise      = regexp.MustCompile(`^[\[\]{}(),;]*$|^(?:end|do|fi|done|\*/)$`)
+	reConfigDir  = lazyRegexp(`(?:^|/)(?:config|conf|configs|settings|\.config|\.github/workflows)/`)
+	reConfigName = lazyRegexp(`(?i)(?:\.(?:toml|ini|cfg|conf|ya?ml|properties|env)$|^\.env|\.config\.[cm]?[jt]s$|\.config\.json$|^tsconfig.*\.json$|^\.\w+rc(?:\.json|\.ya?ml|\.js)?$|^settings\.\w+$|^docker-compose.*\.ya?ml$|^Dockerfile)`)
+	reManifest   = lazyRegexp(`^(?:package\.json|go\.mod|mix\.exs|Cargo\.toml|pyproject\.toml|requirements.*\.txt|Gemfile|composer\.json|build\.gradle(?:\.kts)?|pom\.xml|deno\.json)$`)
+	reCommentPre = lazyRegexp(`^(?:#+|//+|--|;+|/\*+|\*+)\s*`)
+	reNoise      = lazyRegexp(`^[\[\]{}(),;]*$|^(?:end|do|fi|done|\*/)$`)
 )
 
 // reSource is code, even in a config folder (internal/config/config.go).
-var reSource = regexp.MustCompile(`\.(?:go|[cm]?[jt]sx?|py|rb|rs|java|kt|kts|c|h|cc|cpp|hpp|cs|swift|php|m|scala|ex|sh)$`)
+var reSource = lazyRegexp(`\.(?:go|[cm]?[jt]sx?|py|rb|rs|java|kt|kts|c|h|cc|cpp|hpp|cs|swift|php|m|scala|ex|sh)$`)
 
 // settingsFile tells whether p is a configuration file or a manifest.
 func settingsFile(p string) bool {

@@ -2,7 +2,6 @@ package handoff
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -216,7 +215,7 @@ func skipHeredoc(line string, i int, delim string) int {
 	return len(line)
 }
 
-var envAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var envAssign = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // wrappers only run another command: the words after them (and their own
 // flags) are the command that does the work.
@@ -568,9 +567,9 @@ var valueFlags = map[string]bool{"-timeout": true, "--timeout": true, "-count": 
 	"--features": true, "--package": true, "-C": true, "--cwd": true, "--prefix": true, "-o": true, "--out": true,
 	"-coverprofile": true, "--bin": true, "-ldflags": true, "--dir": true, "--env": true, "--retries": true}
 
-var reExt = regexp.MustCompile(`\.[A-Za-z]\w*$`)
+var reExt = lazyRegexp(`\.[A-Za-z]\w*$`)
 
-var reLineSuffix = regexp.MustCompile(`^(.+\.\w+):(\d+(?::\d+)?)$`)
+var reLineSuffix = lazyRegexp(`^(.+\.\w+):(\d+(?::\d+)?)$`)
 
 // commandScope reads the scope of one command (words after program). Only
 // a test run has a filter: other commands' flags (git commit -m) take
@@ -705,9 +704,9 @@ func pathCovers(s, o string) bool {
 }
 
 var (
-	reTrailingFilter = regexp.MustCompile(`\s*\|\s*(?:tail|head)(?:\s+-[nc])?(?:\s+[-+]?\d+)?\s*$`)
-	reRedirAll       = regexp.MustCompile(`\s+2>&1\b`)
-	reContinuation   = regexp.MustCompile(`[ \t]*\\\n\s*`)
+	reTrailingFilter = lazyRegexp(`\s*\|\s*(?:tail|head)(?:\s+-[nc])?(?:\s+[-+]?\d+)?\s*$`)
+	reRedirAll       = lazyRegexp(`\s+2>&1\b`)
+	reContinuation   = lazyRegexp(`[ \t]*\\\n\s*`)
 )
 
 // normCommand is the command line as a handoff shows it: on one line,

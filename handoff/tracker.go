@@ -3,7 +3,6 @@ package handoff
 import (
 	"encoding/json"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -121,11 +120,11 @@ func (t *tracker) wholeList(prev []*trackedTask, in input, listKey, textKey, trk
 }
 
 var (
-	reTaskCreated = regexp.MustCompile(`Task #(\w+) created successfully(?:: (.+))?`)
-	reTaskLine    = regexp.MustCompile(`^#(\w+)\.?\s+\[([\w -]+)\]\s+(.+?)(?:\s+\[blocked by [^\]]*\])?$`)
-	reTaskOwner   = regexp.MustCompile(`\s+\(\S+\)$`)
-	reTaskGetHead = regexp.MustCompile(`^Task #(\w+):\s*(.+)$`)
-	reTaskGetStat = regexp.MustCompile(`^Status:\s*(\w+)`)
+	reTaskCreated = lazyRegexp(`Task #(\w+) created successfully(?:: (.+))?`)
+	reTaskLine    = lazyRegexp(`^#(\w+)\.?\s+\[([\w -]+)\]\s+(.+?)(?:\s+\[blocked by [^\]]*\])?$`)
+	reTaskOwner   = lazyRegexp(`\s+\(\S+\)$`)
+	reTaskGetHead = lazyRegexp(`^Task #(\w+):\s*(.+)$`)
+	reTaskGetStat = lazyRegexp(`^Status:\s*(\w+)`)
 )
 
 // taskTool applies Claude Code's Task tools (the current default tracker).
@@ -186,13 +185,13 @@ var beadsSymbols = map[string]string{"○": TaskPending, "◐": TaskInProgress, 
 
 var (
 	reBeadsID      = `([A-Za-z0-9][\w-]*-[\w]+(?:\.\d+)*)`
-	reBeadsShow    = regexp.MustCompile(`^(?:([○◐●✓❄✗⊘])\s+)?` + reBeadsID + `(?:\s+\[[A-Z]+\])?\s+·\s+(.+?)\s+\[(?:[●○◐]\s*)?P\d\s*·\s*([A-Z_ ]+)\]\s*$`)
-	reBeadsRel     = regexp.MustCompile(`^(↳|↑|→|←)\s+([○◐●✓❄✗⊘])\s+` + reBeadsID + `:\s+(.+?)(?:\s+●\s*P\d)?$`)
-	reBeadsList    = regexp.MustCompile(`^([○◐●✓❄✗⊘])\s+` + reBeadsID + `\s+\[(?:●\s*)?P\d\]\s+\[\w+\]\s+-\s+(.+?)(?:\s+\((?:blocked by|blocks):[^)]*\))*$`)
-	reBeadsReady   = regexp.MustCompile(`^\d+\.\s+\[(?:●\s*)?P\d\]\s+\[\w+\]\s+` + reBeadsID + `:\s+(.+)$`)
-	reBeadsCreated = regexp.MustCompile(`Created issue:\s+` + reBeadsID + `(?::\s+(.+))?`)
-	reBeadsClosed  = regexp.MustCompile(`✓ Closed ` + reBeadsID)
-	reBeadsSection = regexp.MustCompile(`^(CHILDREN|PARENT|DEPENDS ON|BLOCKS|DEPENDENTS|BLOCKED BY|RELATED)$`)
+	reBeadsShow    = lazyRegexp(`^(?:([○◐●✓❄✗⊘])\s+)?` + reBeadsID + `(?:\s+\[[A-Z]+\])?\s+·\s+(.+?)\s+\[(?:[●○◐]\s*)?P\d\s*·\s*([A-Z_ ]+)\]\s*$`)
+	reBeadsRel     = lazyRegexp(`^(↳|↑|→|←)\s+([○◐●✓❄✗⊘])\s+` + reBeadsID + `:\s+(.+?)(?:\s+●\s*P\d)?$`)
+	reBeadsList    = lazyRegexp(`^([○◐●✓❄✗⊘])\s+` + reBeadsID + `\s+\[(?:●\s*)?P\d\]\s+\[\w+\]\s+-\s+(.+?)(?:\s+\((?:blocked by|blocks):[^)]*\))*$`)
+	reBeadsReady   = lazyRegexp(`^\d+\.\s+\[(?:●\s*)?P\d\]\s+\[\w+\]\s+` + reBeadsID + `:\s+(.+)$`)
+	reBeadsCreated = lazyRegexp(`Created issue:\s+` + reBeadsID + `(?::\s+(.+))?`)
+	reBeadsClosed  = lazyRegexp(`✓ Closed ` + reBeadsID)
+	reBeadsSection = lazyRegexp(`^(CHILDREN|PARENT|DEPENDS ON|BLOCKS|DEPENDENTS|BLOCKED BY|RELATED)$`)
 )
 
 // beadsValueFlags take a value.
@@ -350,8 +349,8 @@ func (t *tracker) beadsRefresh(output string, seq int) {
 }
 
 var (
-	reGHClosed  = regexp.MustCompile(`Closed issue (?:[\w.-]+/[\w.-]+)?#(\d+) \((.+)\)`)
-	reGHIssueID = regexp.MustCompile(`/issues/(\d+)\b`)
+	reGHClosed  = lazyRegexp(`Closed issue (?:[\w.-]+/[\w.-]+)?#(\d+) \((.+)\)`)
+	reGHIssueID = lazyRegexp(`/issues/(\d+)\b`)
 )
 
 // github applies `gh issue create|close|reopen` and its output.

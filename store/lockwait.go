@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -39,23 +40,34 @@ const defaultBusyTimeout = 5000
 // busy_timeout restored, once the transaction is over (call it after
 // Commit or Rollback).
 func (s *Store) beginWrite(ctx context.Context) (tx *sqlx.Tx, done func(), err error) {
+	return s.beginWriteWith(ctx, "", "")
+}
+
+// beginWriteWith is beginWrite on a connection of its own when setup is
+// given: setup's pragmas run on it before the transaction begins, and
+// reset's when done gives it back.
+func (s *Store) beginWriteWith(ctx context.Context, setup, reset string) (tx *sqlx.Tx, done func(), err error) {
 	by, ok := lockDeadline(ctx)
-	if !ok {
+	if !ok && setup == "" {
 		tx, err := s.db.BeginTxx(ctx, nil)
 		return tx, func() {}, err
+	}
+	if ok {
+		wait := max(0, time.Until(by).Milliseconds())
+		setup += fmt.Sprintf(`; PRAGMA busy_timeout = %d`, wait)
+		reset += fmt.Sprintf(`; PRAGMA busy_timeout = %d`, defaultBusyTimeout)
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	restore := func() {
-		if _, err := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA busy_timeout = %d`, defaultBusyTimeout)); err != nil {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), strings.TrimPrefix(reset, "; ")); err != nil {
 			conn.Raw(func(any) error { return driver.ErrBadConn }) // not back to the pool as it is
 		}
 		conn.Close()
 	}
-	wait := max(0, time.Until(by).Milliseconds())
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, wait)); err != nil {
+	if _, err := conn.ExecContext(ctx, strings.TrimPrefix(setup, "; ")); err != nil {
 		restore()
 		return nil, nil, err
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentledger/ledger/compact"
@@ -41,7 +40,8 @@ func (r messageRow) message() (compact.Message, error) {
 		m.Time = r.At.Time.UTC()
 	}
 	if r.Blocks.Valid {
-		if err := json.Unmarshal([]byte(r.Blocks.String), &m.Blocks); err != nil {
+		var err error
+		if m.Blocks, err = decodeBlocks(r.Text, r.Blocks.String); err != nil {
 			return m, fmt.Errorf("decode blocks of %s: %w", r.UUID, err)
 		}
 	} else {

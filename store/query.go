@@ -148,6 +148,21 @@ func (q Query) render(within string) string {
 	return expr
 }
 
+// terms are the query's positive terms, each once.
+func (q Query) terms() []term {
+	var out []term
+	seen := map[string]bool{}
+	for _, g := range q.Groups {
+		for _, t := range g {
+			if k := t.fts(); !seen[k] {
+				seen[k] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 // Words is how many positive terms the query has: a fallback to "any"
 // means something only when there are several.
 func (q Query) Words() int {

@@ -105,6 +105,11 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 			return err
 		}
 		defer tx.Rollback()
+		// Resume states were extracted from the messages as they were: they
+		// may hold what the new rules call a secret. Resume extracts anew.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM resume_states`); err != nil {
+			return fmt.Errorf("drop resume states: %w", err)
+		}
 		for _, t := range ftsTables {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
 				return fmt.Errorf("rebuild %s: %w", t, err)
@@ -145,13 +150,17 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 	for _, row := range rows {
 		text, blocks, n := row.Text, row.Blocks, 0
 		var bs []compact.Block
-		if blocks.Valid && json.Unmarshal([]byte(blocks.String), &bs) == nil {
+		var derr error
+		if blocks.Valid {
+			bs, derr = decodeBlocks(row.Text, blocks.String)
+		}
+		if blocks.Valid && derr == nil {
 			// As ingest does: the message scanned whole, tool inputs
 			// decoded, and its search text made from the redacted blocks.
 			orig := compact.Message{Blocks: bs}
 			m, search, k := r.RedactMessage(orig)
 			if k > 0 {
-				b, err := json.Marshal(m.Blocks)
+				b, err := encodeBlocks(m.Blocks, search)
 				if err != nil {
 					return nil, 0, 0, err
 				}

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +48,9 @@ type Hit struct {
 	At        time.Time `db:"at"`
 	Role      string    `db:"role"`
 	Snippet   string    `db:"snippet"`
-	// Score is FTS5's bm25 rank negated: higher is better.
+	// Score is how much of the query the hit holds (see Store.rank):
+	// higher is better; the hits of a query whose words must all match
+	// score alike, and come newest first.
 	Score float64 `db:"score"`
 }
 
@@ -57,9 +62,15 @@ type SearchResult struct {
 	Any bool
 }
 
-// Search runs a full-text search over messages, handoffs and compaction
-// summaries, best first (newer first among equal scores). When every word
-// together matches nothing, it falls back to any word and says so.
+// Search runs a full-text search over messages, handoffs, compaction
+// summaries and notes. When every word together matches nothing, it falls
+// back to any word and says so.
+//
+// Ranking (see rank) uses no corpus-wide statistics, so that its cost does
+// not grow with the ledger: a query whose words must all match lists the
+// newest matches first; a query where some terms may be missing (OR, or the
+// any-word fallback) lists first the matches that hold more of its terms,
+// the rarer terms counting more.
 func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, error) {
 	if o.Query.Empty() {
 		return SearchResult{Hits: []Hit{}}, nil
@@ -67,14 +78,14 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 	if o.Limit <= 0 {
 		o.Limit = 20
 	}
-	hits, err := s.search(ctx, o, o.Query.MatchAll())
+	hits, err := s.search(ctx, o, o.Query.MatchAll(), len(o.Query.Groups) > 1)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	if len(hits) > 0 || o.Query.Words() < 2 {
 		return SearchResult{Hits: hits}, nil
 	}
-	hits, err = s.search(ctx, o, o.Query.MatchAny())
+	hits, err = s.search(ctx, o, o.Query.MatchAny(), true)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -82,7 +93,7 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 }
 
 // searchIndex is one full-text index and the table it indexes: a row of
-// the table below, which is all that differs between the three.
+// the table below, which is all that differs between the four.
 type searchIndex struct {
 	kind  string // the hits' kind
 	fts   string // the FTS5 table
@@ -100,39 +111,38 @@ var searchIndexes = []searchIndex{
 	{KindNote, "notes_fts", "notes", "created_at", "''", ""},
 }
 
-// rankWindow is how many matches of each index a search ranks: the most
-// recently written ones that pass the filters. FTS5 hands out a MATCH's
-// rows newest first at little cost (about 0.4 µs a row), but bm25 costs
-// about 4 µs a row and reading a message row for its time and filters as
-// much again: ranking every match of a common word grows with the ledger
-// (70-180 ms at 100k messages). Up to rankWindow matches the ranking is
-// exact; beyond, it is the best of the newest rankWindow. (bm25 still
-// counts every match of each phrase once per query, for its IDF: that pass
-// grows with the ledger, about 2 ms per 100k messages for a common word and
-// 25 ms for a five-word path.)
-const rankWindow = 1000
-
-// rankSlack is how many more than the limit of the best-ranked window rows
-// an unfiltered message search reads back from the table, so that the
-// compaction summaries it then drops rarely leave it short (when they do,
-// it reads them all).
-const rankSlack = 16
+// scoreWindow is how many of an index's newest matches a query with
+// optional terms scores (see rank).
+const scoreWindow = 200
 
 // search runs one MATCH expression against each index the filters allow and
-// merges the hits, best first. It ranks, then makes snippets for the hits
-// it keeps: a snippet costs about 90 µs.
-func (s *Store) search(ctx context.Context, o SearchOptions, match string) ([]Hit, error) {
-	hits, cut, err := s.rank(ctx, o, match, true)
-	if err == nil && len(hits) < o.Limit && (cut || len(hits) == 0) {
-		// Too few, and the cut may have left out what the compaction
-		// summaries it dropped made room for: rank the whole window.
-		hits, _, err = s.rank(ctx, o, match, false)
+// merges the hits, best first; scored says some of the query's terms may be
+// missing from a hit (OR, the any-word fallback). It ranks, then makes
+// snippets for the hits it keeps: a snippet costs about 90 µs.
+func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
+	var hits []Hit
+	for _, ix := range o.indexes() {
+		h, err := s.rank(ctx, ix, o, match, scored)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
 	}
-	if err != nil {
-		return nil, err
-	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := b.At.Compare(a.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	hits = hits[:min(len(hits), o.Limit)]
 	if err := s.snippets(ctx, match, hits, !o.filtered()); err != nil {
 		return nil, err
+	}
+	if hits == nil {
+		hits = []Hit{}
 	}
 	return hits, nil
 }
@@ -153,90 +163,45 @@ func (o SearchOptions) indexes() []searchIndex {
 	return out
 }
 
-// rankedHit is a Hit as rank reads it, with whether the window of messages
-// was cut.
-type rankedHit struct {
-	Hit
-	Cut bool `db:"cut"`
-}
-
-// rank returns the best hits without their snippets, in one statement:
+// rank returns an index's best hits for a search, without their snippets.
 //
-//	WITH w_message AS MATERIALIZED (the window of messages_fts),
-//	     w_handoff AS MATERIALIZED (the window of handoffs_fts), ...
-//	SELECT the best of w_message, each with its row
-//	UNION ALL SELECT the best of w_handoff ...
-//	ORDER BY score DESC, at DESC LIMIT limit
+// FTS5 hands out a MATCH's rows newest first (by rowid, the order rows were
+// stored in) at about 0.4 µs a row and stops at the LIMIT, whatever the
+// number of matches: the candidates are the newest matches that pass the
+// filters. A query whose words must all match keeps the newest limit of
+// them, each scored by how many terms it has. Otherwise rank takes the
+// newest scoreWindow matches, finds which of the query's terms each holds
+// (one rowid-range walk per term), and scores each match by the terms it
+// holds, a term counting 1 + ln(N/n) where N is the number of candidates
+// and n how many of them hold it: a term every candidate holds counts 1,
+// a rarer one more.
 //
-// Each index is ranked and limited on its own; SQLite merges a few rows.
-// With cut, and no filters, the message table is read only for the
-// window's best rows (ties included), not for every row of the window; rank
-// reports whether that left rows out.
-//
-// Integers are written into the statement, not bound: SQLite prepares a
-// statement again once a value bound to a LIMIT or range is known, and a
-// statement of three windows costs about a millisecond to prepare.
-func (s *Store) rank(ctx context.Context, o SearchOptions, match string, cut bool) ([]Hit, bool, error) {
-	indexes := o.indexes()
-	if len(indexes) == 0 {
-		return []Hit{}, false, nil
+// FTS5's bm25() is not used: it computes each term's IDF by counting every
+// row of the whole index that matches it, once per query, which for a
+// common word at a million messages is 80% of a search.
+func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error) {
+	terms := o.Query.terms()
+	n := o.Limit
+	if scored && len(terms) > 1 {
+		n = max(n, scoreWindow)
+	} else {
+		scored = false
 	}
-	cut = cut && !o.filtered()
-	cutCol := "0"
 	var q query
-	q.add("WITH ")
-	for i, ix := range indexes {
-		if i > 0 {
-			q.add(", ")
-		}
-		q.window(ix, o, match)
-		if cut && ix.kind == KindMessage {
-			cutCol = fmt.Sprintf("((SELECT count(*) FROM w_%s) > %d)", ix.kind, o.Limit+rankSlack)
-		}
-	}
-	for i, ix := range indexes {
-		if i > 0 {
-			q.add(" UNION ALL ")
-		}
-		q.best(ix, o.Limit, cutCol, cut && ix.kind == KindMessage)
-	}
-	q.add(" ORDER BY score DESC, at DESC LIMIT " + strconv.Itoa(o.Limit))
-	var rows []rankedHit
-	if err := s.db.SelectContext(ctx, &rows, q.sql.String(), q.args...); err != nil {
-		return nil, false, fmt.Errorf("search: %w", err)
-	}
-	hits := make([]Hit, len(rows))
-	wasCut := false
-	for i, r := range rows {
-		hits[i] = r.Hit
-		hits[i].At = hits[i].At.UTC()
-		wasCut = wasCut || r.Cut
-	}
-	return hits, wasCut, nil
-}
-
-// query is a statement being built, with its arguments in order.
-type query struct {
-	sql  strings.Builder
-	args []any
-}
-
-func (q *query) add(sql string, args ...any) {
-	q.sql.WriteString(sql)
-	q.args = append(q.args, args...)
-}
-
-// window adds an index's window, w_<kind>: its newest rankWindow matches
-// (FTS5 walks rowids backwards without sorting), each with its bm25. The
-// filters need the table's row; without them FTS5 alone answers.
-func (q *query) window(ix searchIndex, o SearchOptions, match string) {
-	q.add("w_" + ix.kind + " AS MATERIALIZED (SELECT " + ix.fts + ".rowid AS id, bm25(" + ix.fts + ") AS rank FROM " + ix.fts)
-	if o.filtered() {
-		q.add(" JOIN " + ix.table + " t ON t.id = " + ix.fts + ".rowid")
-	}
-	q.add(" WHERE "+ix.fts+" MATCH ?", match)
+	q.add("SELECT t.session_id, '"+ix.kind+"' AS kind, t.id, t."+ix.at+" AS at, "+ix.role+" AS role FROM "+ix.fts+
+		" JOIN "+ix.table+" t ON t.id = "+ix.fts+".rowid WHERE "+ix.fts+" MATCH ?"+ix.where, match)
 	if o.SessionID != "" {
-		q.add(" AND t.session_id = ?", o.SessionID)
+		// The session's rows lie between its first and last id: FTS5 seeks
+		// there instead of walking every newer match.
+		var lo, hi sql.NullInt64
+		if err := s.db.QueryRowxContext(ctx, `SELECT min(id), max(id) FROM `+ix.table+` WHERE session_id = ?`, o.SessionID).Scan(&lo, &hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if !lo.Valid {
+			return nil, nil
+		}
+		q.add(" AND "+ix.fts+".rowid BETWEEN "+strconv.FormatInt(lo.Int64, 10)+" AND "+strconv.FormatInt(hi.Int64, 10)+
+			" AND t.session_id = ?", o.SessionID)
 	}
 	if o.Project != "" {
 		// below dir: "dir/" <= project < "dir0" ('0' follows '/')
@@ -252,20 +217,86 @@ func (q *query) window(ix searchIndex, o SearchOptions, match string) {
 	if o.Role != "" {
 		q.add(" AND t.role = ?", o.Role)
 	}
-	q.add(" ORDER BY " + ix.fts + ".rowid DESC LIMIT " + strconv.Itoa(rankWindow) + ")")
+	// The LIMIT is written into the statement, not bound: SQLite prepares
+	// a statement again once a value bound to a LIMIT is known.
+	q.add(" ORDER BY " + ix.fts + ".rowid DESC LIMIT " + strconv.Itoa(n))
+	var hits []Hit
+	if err := s.db.SelectContext(ctx, &hits, q.sql.String(), q.args...); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	for i := range hits {
+		hits[i].At = hits[i].At.UTC()
+		hits[i].Score = float64(len(terms))
+	}
+	if !scored || len(hits) == 0 {
+		return hits, nil
+	}
+	if err := s.score(ctx, ix, hits, terms); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), o.Limit)], nil
 }
 
-// best adds an index's best limit hits, each read from its table: with
-// cut, only the rows as good as the window's (limit+slack)th.
-func (q *query) best(ix searchIndex, limit int, cutCol string, cut bool) {
-	w := "w_" + ix.kind
-	q.add("SELECT * FROM (SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role, -" +
-		w + ".rank AS score, " + cutCol + " AS cut FROM " + w + " JOIN " + ix.table + " t ON t.id = " + w + ".id WHERE 1" + ix.where)
-	if cut {
-		q.add(" AND " + w + ".rank <= coalesce((SELECT rank FROM " + w + " ORDER BY rank LIMIT 1 OFFSET " +
-			strconv.Itoa(limit+rankSlack-1) + "), 1e308)")
+// score scores hits (an index's candidates, newest first) by the terms
+// each holds (see rank).
+func (s *Store) score(ctx context.Context, ix searchIndex, hits []Hit, terms []term) error {
+	lo, hi := hits[len(hits)-1].ID, hits[0].ID
+	held := make([]map[int64]bool, len(terms))
+	for i, t := range terms {
+		held[i] = map[int64]bool{}
+		rows, err := s.db.QueryContext(ctx, `SELECT rowid FROM `+ix.fts+` WHERE `+ix.fts+` MATCH ? AND rowid BETWEEN ? AND ?`,
+			t.fts(), lo, hi)
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("search: %w", err)
+			}
+			held[i][id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
 	}
-	q.add(" ORDER BY " + w + ".rank, t." + ix.at + " DESC LIMIT " + strconv.Itoa(limit) + ")")
+	weight := make([]float64, len(terms))
+	for i := range terms {
+		n := 0
+		for _, h := range hits {
+			if held[i][h.ID] {
+				n++
+			}
+		}
+		if n > 0 {
+			weight[i] = 1 + math.Log(float64(len(hits))/float64(n))
+		}
+	}
+	for k := range hits {
+		hits[k].Score = 0
+		for i := range terms {
+			if held[i][hits[k].ID] {
+				hits[k].Score += weight[i]
+			}
+		}
+		hits[k].Score = math.Round(hits[k].Score*1000) / 1000
+	}
+	return nil
+}
+
+// query is a statement being built, with its arguments in order.
+type query struct {
+	sql  strings.Builder
+	args []any
+}
+
+func (q *query) add(sql string, args ...any) {
+	q.sql.WriteString(sql)
+	q.args = append(q.args, args...)
 }
 
 // snippets fills in the hits' snippets: one query per kind. FTS5 finds

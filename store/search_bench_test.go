@@ -71,8 +71,9 @@ func genLedger(b testing.TB, sessions int) (*Store, string) {
 
 // BenchmarkSearch measures Store.Search over 10,000 generated messages for
 // the queries cmd/ledger-bench asks: a rare identifier, a common word (it
-// matches most messages: the cost of ranking) and a path (a phrase). The
-// whole-process figures at 100k and 1M messages come from ledger-bench.
+// matches most messages: the cost of ranking), a path (a phrase), two words
+// and the any-word fallback (scored terms). The whole-process and
+// in-process figures at 100k and 1M messages come from ledger-bench.
 func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	s, rare := genLedger(b, 10)
@@ -81,6 +82,7 @@ func BenchmarkSearch(b *testing.B) {
 		{"common", "timeout"},
 		{"path", "pkg/auth/session_store.go"},
 		{"two-words", "flaky timeout"},
+		{"fallback", "zyxwvut flaky"},
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			o := SearchOptions{Query: ParseQuery(q.query), Limit: 20}

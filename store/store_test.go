@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/migrations"
 )
 
 // openTemp opens a fresh ledger in a temporary folder.
@@ -133,7 +135,9 @@ func TestOpenTwice(t *testing.T) {
 	if err := s2.db.Get(&applied, `SELECT count(*) FROM goose_db_version WHERE version_id > 0`); err != nil {
 		t.Fatal(err)
 	}
-	if want, _ := TargetVersion(); int64(applied) != want {
+	// Numbers may skip (a migration of another branch): count the files.
+	files, _ := fs.Glob(migrations.FS, "*.sql")
+	if want := len(files); applied != want {
 		t.Errorf("migrations applied = %d, want %d (each once)", applied, want)
 	}
 }

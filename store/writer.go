@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -37,9 +36,11 @@ type Counts struct {
 	Redacted int `json:"redacted"`
 }
 
-// Writer writes ingested records in one immediate transaction. Commit
-// makes them durable together with the cursor that says how far the file
-// was read, so an interrupted ingest loses nothing and duplicates nothing.
+// Writer writes ingested records in one immediate transaction, on a
+// connection of its own with the ingest's settings (see NewWriter). One
+// transaction may hold several files: SaveCursor records how far each was
+// read, and Commit makes them durable together with the records, so an
+// interrupted ingest loses nothing and duplicates nothing.
 type Writer struct {
 	tx       *sqlx.Tx
 	done     func() // after the transaction (beginWrite)
@@ -55,6 +56,7 @@ type Writer struct {
 // transaction, flushed to the session row at commit.
 type sessionState struct {
 	forgotten   bool // the user forgot this session: write nothing of it
+	fresh       bool // no message of it is older than this transaction
 	nextSeq     int64
 	started     time.Time
 	last        time.Time
@@ -66,47 +68,70 @@ type sessionState struct {
 	pendingPost bool  // a compaction waits for its post_tokens
 	context     int64 // latest context tokens (-1: none seen)
 	patch       SessionPatch
+	// usageLine is, per API response, the message of this transaction
+	// that holds the response's usage (its latest line).
+	usageLine map[string]int64
 }
 
 type writerStmts struct {
 	insertMessage *sqlx.Stmt
 	clearUsage    *sqlx.Stmt
+	clearUsageID  *sqlx.Stmt
 }
 
+// Settings of the ingest connection, set before its transaction begins and
+// put back when it ends (the connection returns to the pool):
+//
+//   - cache_size: a big transaction spills pages to disk once the default
+//     2 MB page cache fills; 32 MB measured best of time and memory.
+//   - temp_store MEMORY: the statement journal that each INSERT ... ON
+//     CONFLICT keeps (it may have to undo itself) goes to memory, not to a
+//     temporary file (7-9% of an ingest).
+//   - wal_autocheckpoint: a commit that leaves the WAL above 1,000 pages (4
+//     MB) copies it into the database; an ingest commits every few
+//     thousand messages, so it checkpoints at 16,384 pages (64 MB) instead,
+//     and less often.
+const (
+	ingestPragmas = `PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 16384`
+	resetPragmas  = `PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000`
+)
+
 // NewWriter begins an ingest transaction for records of the given source
-// format ("claude" or "codex").
+// format ("claude" or "codex"; SetSource changes it between files).
 func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
-	tx, done, err := s.beginWrite(ctx)
+	tx, done, err := s.beginWriteWith(ctx, ingestPragmas, resetPragmas)
 	if err != nil {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
 	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor}
-	// A big ingest transaction spills pages to disk once the default 2 MB
-	// page cache fills. 32 MB measured best of time and memory on the
-	// generated corpus (64 MB: 7% faster, 60 MB more peak RSS; 16 MB: 5%
-	// slower). The pragma sticks to this pooled connection.
-	if _, err := tx.ExecContext(ctx, `PRAGMA cache_size = -32768`); err != nil {
+	fail := func(what string, err error) (*Writer, error) {
 		w.Rollback()
-		return nil, fmt.Errorf("set cache size: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := tx.GetContext(ctx, &w.firstID, `SELECT coalesce(max(id), 0) FROM messages`); err != nil {
-		w.Rollback()
-		return nil, fmt.Errorf("read last message id: %w", err)
+		return fail("read last message id", err)
 	}
 	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`)
 		VALUES (?`+strings.Repeat(", ?", strings.Count(insertColumns, ","))+`)
 		ON CONFLICT (session_id, uuid) DO NOTHING`); err != nil {
-		w.Rollback()
-		return nil, fmt.Errorf("prepare insert message: %w", err)
+		return fail("prepare insert message", err)
 	}
 	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
 		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
 		WHERE session_id = ? AND response_id = ? AND response_id <> '' AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
-		w.Rollback()
-		return nil, fmt.Errorf("prepare clear usage: %w", err)
+		return fail("prepare clear usage", err)
+	}
+	if w.stmts.clearUsageID, err = tx.PreparexContext(ctx, `
+		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
+		WHERE id = ?`); err != nil {
+		return fail("prepare clear usage", err)
 	}
 	return w, nil
 }
+
+// SetSource sets the source format ("claude" or "codex") of the sessions
+// the next records create.
+func (w *Writer) SetSource(source string) { w.source = source }
 
 // Rollback abandons the transaction; after Commit it does nothing.
 func (w *Writer) Rollback() error {
@@ -158,6 +183,7 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, w.source); err != nil {
 			return nil, fmt.Errorf("insert session %s: %w", id, err)
 		}
+		st.fresh = true
 		w.counts.Sessions++
 	case err != nil:
 		return nil, fmt.Errorf("load session %s: %w", id, err)
@@ -166,6 +192,7 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		if !row.Seq.Valid {
 			st.nextSeq = 0
 		}
+		st.fresh = !row.Seq.Valid
 		st.toolTotal = row.ToolCalls
 		st.toolAtLast = row.ToolAtLast
 		st.pendingPost = row.Pending
@@ -265,7 +292,7 @@ func (w *Writer) Prepare(m compact.Message) PreparedMessage {
 	} else {
 		p.text = m.SearchText()
 	}
-	p.blocks = blocksJSON(p.m)
+	p.blocks = blocksJSON(p.m, p.text)
 	return p
 }
 
@@ -280,6 +307,36 @@ func (p PreparedMessage) Size() int {
 		n += len(b.Text) + len(b.Input)
 	}
 	return n
+}
+
+// Stored is the message as Messages reads it back once stored (its Usage
+// aside: the writer keeps an API response's usage on its last line only,
+// which it cannot know yet).
+func (p PreparedMessage) Stored() compact.Message {
+	m := p.m
+	if p.blocks == nil {
+		m.Blocks = []compact.Block{{Kind: compact.BlockText, Text: p.text}}
+	}
+	if !m.Time.IsZero() {
+		m.Time = m.Time.UTC()
+	}
+	return m
+}
+
+// Fresh tells whether the session had no messages before this
+// transaction: then those it added are all it has.
+func (w *Writer) Fresh(sessionID string) bool {
+	st, ok := w.sessions[sessionID]
+	return ok && st.fresh
+}
+
+// LastSeq is the seq of the session's last message as of this
+// transaction (-1: none).
+func (w *Writer) LastSeq(sessionID string) int64 {
+	if st, ok := w.sessions[sessionID]; ok {
+		return st.nextSeq - 1
+	}
+	return -1
 }
 
 // AddMessage stores a message unless the session already has its uuid.
@@ -341,9 +398,7 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		}
 	}
 	if m.Usage != nil && m.ResponseID != "" {
-		// One API response spans several lines that repeat its usage: keep
-		// it on the last line only, so sums count it once.
-		if _, err := w.stmts.clearUsage.ExecContext(ctx, m.SessionID, m.ResponseID, id); err != nil {
+		if err := w.keepUsage(ctx, st, m, id); err != nil {
 			return false, fmt.Errorf("dedupe usage: %w", err)
 		}
 	}
@@ -358,6 +413,28 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		}
 	}
 	return true, nil
+}
+
+// keepUsage keeps an API response's usage on its latest line only, so that
+// sums count it once: one response spans several lines that each repeat
+// it. The line that held it before is this transaction's (an update by
+// id), or, the first time the transaction meets the response, one written
+// earlier (a search by response; none when the session is new).
+func (w *Writer) keepUsage(ctx context.Context, st *sessionState, m compact.Message, id int64) error {
+	if prev, ok := st.usageLine[m.ResponseID]; ok {
+		if _, err := w.stmts.clearUsageID.ExecContext(ctx, prev); err != nil {
+			return err
+		}
+	} else if !st.fresh {
+		if _, err := w.stmts.clearUsage.ExecContext(ctx, m.SessionID, m.ResponseID, id); err != nil {
+			return err
+		}
+	}
+	if st.usageLine == nil {
+		st.usageLine = map[string]int64{}
+	}
+	st.usageLine[m.ResponseID] = id
+	return nil
 }
 
 // insertColumns are the columns AddPrepared fills, in the order of its
@@ -477,8 +554,17 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	return true, nil
 }
 
-// Commit flushes the session rows, saves the cursor (if any) and commits.
+// SaveCursor records how far a file was read, to be committed with the
+// records read from it.
+func (w *Writer) SaveCursor(ctx context.Context, c *Cursor) error {
+	return saveCursor(ctx, w.tx, c)
+}
+
+// Commit flushes the session rows, indexes the messages the transaction
+// added (in one statement: FTS5 writes an index segment per statement, and
+// merges segments as they pile up), saves the cursor (if any) and commits.
 func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
+	defer w.release()
 	for id, st := range w.sessions {
 		if st.forgotten {
 			continue
@@ -487,8 +573,10 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 			return err
 		}
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?`, w.firstID); err != nil {
-		return fmt.Errorf("index messages: %w", err)
+	if w.counts.Messages > 0 {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?`, w.firstID); err != nil {
+			return fmt.Errorf("index messages: %w", err)
+		}
 	}
 	if c != nil {
 		if err := saveCursor(ctx, w.tx, c); err != nil {
@@ -535,11 +623,12 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 
 // blocksJSON keeps the structured content of a message that is more than
 // one plain text block; a plain text message is all in its text column.
-func blocksJSON(m compact.Message) any {
+// Each block's part of the search text (see encodeBlocks) is not repeated.
+func blocksJSON(m compact.Message, text string) any {
 	if len(m.Blocks) == 0 || (len(m.Blocks) == 1 && m.Blocks[0].Kind == compact.BlockText) {
 		return nil
 	}
-	b, err := json.Marshal(m.Blocks)
+	b, err := encodeBlocks(m.Blocks, text)
 	if err != nil {
 		return nil
 	}

@@ -25,6 +25,55 @@ type GenOptions struct {
 	CompactEvery int
 	// Start is the first message's time.
 	Start time.Time
+	// Shape is how big the lines are. The zero value is GenHeavy, the
+	// original shape, so that the bytes the tests generate do not move;
+	// ledger-gen and ledger-bench default to GenReal.
+	Shape GenShape
+}
+
+// GenShape is the size profile of a generated transcript.
+type GenShape int
+
+const (
+	// GenHeavy writes about 2.6 KB of JSONL per message: long tool outputs
+	// (20-80 lines for a Read) and 2-9 hook progress lines around every
+	// tool call, as in a setup with many hooks.
+	GenHeavy GenShape = iota
+	// GenReal writes about 1.1 KB per message, the size of real Claude
+	// Code lines: shorter tool outputs and a hook progress pair around a
+	// third of the tool calls.
+	GenReal
+)
+
+// ParseGenShape reads a shape's name: "real" or "heavy".
+func ParseGenShape(s string) (GenShape, error) {
+	switch s {
+	case "real":
+		return GenReal, nil
+	case "heavy":
+		return GenHeavy, nil
+	}
+	return 0, fmt.Errorf("unknown shape %q (real or heavy)", s)
+}
+
+func (s GenShape) String() string {
+	if s == GenReal {
+		return "real"
+	}
+	return "heavy"
+}
+
+// genSizes are a shape's line counts: each a minimum and a span (the
+// count is min + a random number below span).
+type genSizes struct {
+	progress, read, bash, grep [2]int
+	// progressEvery: hook progress lines around one tool call in this many
+	progressEvery int
+}
+
+var shapeSizes = map[GenShape]genSizes{
+	GenHeavy: {progress: [2]int{2, 8}, read: [2]int{20, 60}, bash: [2]int{5, 25}, grep: [2]int{3, 10}, progressEvery: 1},
+	GenReal:  {progress: [2]int{2, 1}, read: [2]int{3, 13}, bash: [2]int{2, 7}, grep: [2]int{1, 5}, progressEvery: 3},
 }
 
 // Generate writes a realistic Claude Code transcript: user requests,
@@ -35,7 +84,7 @@ type GenOptions struct {
 // shape follows the real transcripts in the shared corpus (about half the
 // lines are progress records, tool results carry most of the bytes).
 func Generate(w io.Writer, o GenOptions) error {
-	g := &generator{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), o: o}
+	g := &generator{r: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), o: o, sz: shapeSizes[o.Shape]}
 	if g.o.SessionID == "" {
 		g.o.SessionID = g.uuid()
 	}
@@ -62,6 +111,7 @@ func Generate(w io.Writer, o GenOptions) error {
 type generator struct {
 	r       *rand.Rand
 	o       GenOptions
+	sz      genSizes
 	bw      *bufio.Writer
 	enc     *json.Encoder
 	err     error
@@ -148,7 +198,10 @@ func nullable(s string) any {
 // progress writes the hook progress lines Claude Code logs around a tool
 // call: in the real corpus about six per call, 40% of a file's bytes.
 func (g *generator) progress(tool, toolID string) {
-	for i := range 2 + g.r.IntN(8) {
+	if g.sz.progressEvery > 1 && g.r.IntN(g.sz.progressEvery) != 0 {
+		return
+	}
+	for i := range g.sz.progress[0] + g.r.IntN(g.sz.progress[1]) {
 		event := "PreToolUse"
 		if i%2 == 1 {
 			event = "PostToolUse"
@@ -223,7 +276,7 @@ func (g *generator) turn() {
 		switch g.r.IntN(5) {
 		case 0:
 			p := g.o.Project + "/" + g.path()
-			g.toolCall("Read", map[string]any{"file_path": p}, g.output(20+g.r.IntN(60)), false)
+			g.toolCall("Read", map[string]any{"file_path": p}, g.output(g.sz.read[0]+g.r.IntN(g.sz.read[1])), false)
 		case 1:
 			p := g.o.Project + "/" + g.path()
 			g.toolCall("Edit", map[string]any{"file_path": p, "old_string": g.sentence(12), "new_string": g.sentence(14)},
@@ -231,7 +284,7 @@ func (g *generator) turn() {
 		case 2:
 			cmd := strings.ReplaceAll(pick(g.r, commands), "%s", dir)
 			fail := g.r.IntN(3) == 0
-			out := g.output(5 + g.r.IntN(25))
+			out := g.output(g.sz.bash[0] + g.r.IntN(g.sz.bash[1]))
 			if fail {
 				// A numbered subtest: a rare identifier (about one in 100,000
 				// failures shares it), what benchmarks search for as a user
@@ -240,7 +293,7 @@ func (g *generator) turn() {
 			}
 			g.toolCall("Bash", map[string]any{"command": cmd, "description": g.sentence(5)}, out, fail)
 		case 3:
-			g.toolCall("Grep", map[string]any{"pattern": pick(g.r, idents), "path": g.o.Project}, g.output(3+g.r.IntN(10)), false)
+			g.toolCall("Grep", map[string]any{"pattern": pick(g.r, idents), "path": g.o.Project}, g.output(g.sz.grep[0]+g.r.IntN(g.sz.grep[1])), false)
 		case 4:
 			g.toolCall("TodoWrite", map[string]any{"todos": []map[string]any{
 				{"content": g.sentence(6), "status": "completed", "activeForm": "Working"},

@@ -109,7 +109,7 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 	}
 	// Render from redacted sections: the file, the output and the ledger
 	// all get the same secret-free document.
-	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultEstimator().Tokens)
+	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultMemo())
 	d := handoffDraft{SessionID: sess.ID, Doc: doc, Path: req.Out,
 		Record: store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
 			LogicalParent: lastMainUUID(msgs)}}

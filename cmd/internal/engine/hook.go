@@ -155,8 +155,8 @@ func (r *hookResult) deferred(format string, args ...any) {
 //	              ledger holds when its own ingest cannot write
 //	PostToolUse   ingest; suggest a handoff past 80% of the window and at
 //	              50, 100 and 150 tool calls, once each
-//	Stop          ingest
-//	SessionEnd    ingest
+//	Stop          ingest, then bring the session's resume state up to date
+//	SessionEnd    the same
 //
 // c says until when it may wait for the write lock and read the
 // transcript (see RunHook).
@@ -172,9 +172,29 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 			r.out = e.postToolUse(ctx, st, sess, &r)
 		}
 	case "Stop", "SessionEnd":
-		e.hookIngest(ctx, in, c, &r)
+		if e.hookIngest(ctx, in, c, &r) {
+			e.refreshAfterStop(ctx, in, c, &r)
+		}
 	}
 	return r
+}
+
+// refreshAfterStop refreshes the session's resume state once its
+// transcript is read: where the agent stops is where a later resume
+// starts, and it should find the extraction done. A failure is a warning;
+// a lock held past the hook's wait leaves it for the next event.
+func (e *Engine) refreshAfterStop(ctx context.Context, in HookInput, c hookClocks, r *hookResult) {
+	if in.SessionID == "" || ctx.Err() != nil {
+		return
+	}
+	err := e.RefreshResumeState(store.WithLockDeadline(ctx, c.lockBy), in.SessionID)
+	switch {
+	case err == nil || notFound(err):
+	case lockHeld(ctx, err):
+		r.deferred("the write lock was held: the session's resume state is left for the next event")
+	default:
+		r.warn = fmt.Errorf("resume state: %w", err)
+	}
 }
 
 // hookIngest reads what is new in the hook's transcript, waiting for the

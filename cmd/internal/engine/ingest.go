@@ -108,31 +108,167 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 	if o.Progress != nil {
 		in.progress = o.Progress(pendingBytes(files, cursors))
 	}
+	ref := newRefresher(ctx, st)
+	err = in.files(ctx, files, &sum, ref)
+	if rerr := ref.finish(ctx); err == nil && rerr != nil {
+		err = fmt.Errorf("resume states: %w", rerr)
+	}
+	if err == nil {
+		// Handoffs a PreCompact hook left pending are stored once their
+		// session is in the ledger; one still held up waits for the next run.
+		e.flushPending(ctx, st)
+	}
+	return sum, err
+}
+
+// batchMessages is about how many messages an ingest of many files
+// writes per transaction: files are read into one transaction until it
+// holds this many, so that their messages are indexed by one statement
+// (one FTS5 segment, fewer merges) and committed (and checkpointed) once.
+const batchMessages = 10_000
+
+// files ingests files into transactions of several files each (see
+// batchMessages), handing the sessions they add to to the refresher once
+// committed, and storing the resume states it has extracted between
+// transactions.
+func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummary, ref *refresher) error {
+	var b batch
+	defer b.rollback()
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
-			return sum, fmt.Errorf("interrupted: %w", err)
+			return fmt.Errorf("interrupted: %w", err)
 		}
 		sum.FilesSeen++
-		fs, err := in.file(ctx, path)
+		job, err := in.prepare(ctx, AbsPath(path))
+		if err == nil {
+			err = b.add(ctx, in, job)
+			job.close()
+		}
 		switch {
 		case err == nil:
-			sum.add(fs)
-		case errors.Is(err, errUnchanged), errors.Is(err, transcript.ErrEmpty):
+		case errors.Is(err, errUnchanged), errors.Is(err, transcript.ErrEmpty), errors.Is(err, errNotYet):
 		case errors.Is(err, transcript.ErrUnknownFormat):
-			sum.Unrecognized = append(sum.Unrecognized, fs.Path)
-			if sum.Explicit[fs.Path] {
-				return sum, fmt.Errorf("%s: not a Claude Code or Codex transcript (%w)", path, err)
+			sum.Unrecognized = append(sum.Unrecognized, job.stats.Path)
+			if sum.Explicit[job.stats.Path] {
+				if cerr := b.commit(ctx, in, sum, ref); cerr != nil {
+					return cerr
+				}
+				return fmt.Errorf("%s: not a Claude Code or Codex transcript (%w)", path, err)
 			}
 		case ctx.Err() != nil:
-			return sum, fmt.Errorf("interrupted: %w", ctx.Err())
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		case errors.Is(err, errWrite):
+			// The transaction is gone, and the files read into it with it:
+			// read each again in a transaction of its own.
+			for _, p := range append(b.failed, job.stats.Path) {
+				fs, err := in.file(ctx, p)
+				in.tally(sum, fs, err)
+				if err == nil && fs.Session != "" {
+					ref.add(refreshJob{sessionID: fs.Session})
+				}
+			}
+			b = batch{}
 		default:
-			sum.Failed = append(sum.Failed, FileFailed{fs.Path, err.Error()})
+			sum.Failed = append(sum.Failed, FileFailed{job.stats.Path, err.Error()})
+		}
+		if b.messages >= batchMessages {
+			if err := b.commit(ctx, in, sum, ref); err != nil {
+				return err
+			}
 		}
 	}
-	// Handoffs a PreCompact hook left pending are stored once their
-	// session is in the ledger; one still held up waits for the next run.
-	e.flushPending(ctx, st)
-	return sum, nil
+	return b.commit(ctx, in, sum, ref)
+}
+
+// errWrite marks a failure after a file's records went into a batch's
+// transaction: the transaction is rolled back.
+var errWrite = errors.New("write")
+
+// batch is the files read into one open transaction.
+type batch struct {
+	w        *store.Writer
+	done     []FileStats
+	failed   []string // the paths in w, for when it is rolled back
+	messages int
+	recent   recentMessages
+}
+
+// add reads a file into the batch's transaction, beginning one if needed.
+func (b *batch) add(ctx context.Context, in *ingester, job *fileJob) error {
+	if b.w == nil {
+		err := store.Retry(ctx, func() error {
+			var err error
+			b.w, err = in.st.NewWriter(ctx, string(job.plan.state.Format))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if b.recent == nil {
+		b.recent = recentMessages{}
+	}
+	in.recent = b.recent
+	fs, err := job.into(ctx, b.w, in)
+	in.recent = nil
+	if err != nil {
+		b.w.Rollback()
+		b.w = nil
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errWrite, err)
+	}
+	b.done = append(b.done, fs)
+	b.failed = append(b.failed, fs.Path)
+	b.messages += fs.Counts.Messages
+	return nil
+}
+
+// commit commits the batch's transaction and counts what it added.
+func (b *batch) commit(ctx context.Context, in *ingester, sum *IngestSummary, ref *refresher) error {
+	if b.w == nil {
+		return nil
+	}
+	w := b.w
+	err := w.Commit(ctx, nil)
+	b.w = nil
+	if err != nil {
+		return err
+	}
+	asked := map[string]bool{}
+	for _, fs := range b.done {
+		in.tally(sum, fs, nil)
+		if id := fs.Session; id != "" && !asked[id] && (fs.Counts.Messages > 0 || fs.Counts.Compactions > 0) {
+			asked[id] = true
+			ref.add(b.recent.job(w, id))
+		}
+	}
+	for id := range b.recent {
+		if !asked[id] {
+			asked[id] = true
+			ref.add(b.recent.job(w, id))
+		}
+	}
+	*b = batch{}
+	return ref.save(ctx, resumeSaveBatch)
+}
+
+func (b *batch) rollback() {
+	if b.w != nil {
+		b.w.Rollback()
+	}
+}
+
+// tally adds a file's outcome to the summary.
+func (in *ingester) tally(sum *IngestSummary, fs FileStats, err error) {
+	switch {
+	case err == nil:
+		sum.add(fs)
+	case errors.Is(err, errUnchanged), errors.Is(err, transcript.ErrEmpty):
+	default:
+		sum.Failed = append(sum.Failed, FileFailed{fs.Path, err.Error()})
+	}
 }
 
 func (s *IngestSummary) add(fs FileStats) {

@@ -60,6 +60,8 @@ type ingester struct {
 	// stopAt, when set, is when reading stops: the lines read by then are
 	// committed, the rest is left for a later read.
 	stopAt time.Time
+	// recent, when set, collects the messages written (for the refresher).
+	recent recentMessages
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -84,27 +86,64 @@ func (in *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool
 func (in *ingester) file(ctx context.Context, path string) (FileStats, error) {
 	var fs FileStats
 	err := store.Retry(ctx, func() error {
-		var err error
-		fs, err = in.fileOnce(ctx, AbsPath(path))
-		return err
+		job, err := in.prepare(ctx, AbsPath(path))
+		fs = job.stats
+		if errors.Is(err, errNotYet) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer job.close()
+		w, err := in.st.NewWriter(ctx, string(job.plan.state.Format))
+		if err != nil {
+			return err
+		}
+		defer w.Rollback()
+		if fs, err = job.into(ctx, w, in); err != nil {
+			return err
+		}
+		return w.Commit(ctx, nil)
 	})
 	return fs, err
 }
 
-func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error) {
-	fs := FileStats{Path: path}
+// errNotYet: a file's first lines were not read before the ingester's
+// stopAt; it is left for a later read (FileStats.Left).
+var errNotYet = errors.New("not read within the time given")
+
+// fileJob is one file to read: open, with its read planned.
+type fileJob struct {
+	f     *os.File
+	fi    os.FileInfo
+	plan  readPlan
+	stats FileStats
+}
+
+func (j *fileJob) close() {
+	if j.f != nil {
+		j.f.Close()
+	}
+}
+
+// prepare opens a file and plans its read from its cursor. A file with
+// nothing new is errUnchanged; nothing is written either way, so no write
+// transaction is needed to find that out.
+func (in *ingester) prepare(ctx context.Context, path string) (*fileJob, error) {
+	job := &fileJob{stats: FileStats{Path: path}}
 	f, err := transcript.Open(path)
 	if err != nil {
-		return fs, err
+		return job, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
 	cur, seen, err := in.cursor(ctx, path)
 	if err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
 	dctx := ctx
 	if !in.stopAt.IsZero() {
@@ -114,34 +153,42 @@ func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error
 	}
 	plan, err := planRead(dctx, f, fi, cur, seen)
 	if err != nil {
+		f.Close()
 		if dctx.Err() != nil && ctx.Err() == nil {
 			// Its first lines took longer than the read may: left for later.
-			fs.Left = fi.Size()
-			return fs, nil
+			job.stats.Left = fi.Size()
+			return job, errNotYet
 		}
-		return fs, err
+		return job, err
 	}
-	fs.Format = plan.state.Format
+	job.stats.Format = plan.state.Format
 	if plan.unchanged {
-		return fs, errUnchanged
+		f.Close()
+		return job, errUnchanged
 	}
 	if _, err := f.Seek(plan.start, io.SeekStart); err != nil {
-		return fs, err
+		f.Close()
+		return job, err
 	}
-	w, err := in.st.NewWriter(ctx, string(plan.state.Format))
-	if err != nil {
-		return fs, err
-	}
-	defer w.Rollback()
-	st := plan.state
-	res, stopped, err := in.pipe(ctx, f, &st, plan.start, plan.line, w)
+	job.f, job.fi, job.plan = f, fi, plan
+	return job, nil
+}
+
+// into reads the file's new lines into w's transaction and records the
+// file's new cursor there; it returns what the file added.
+func (j *fileJob) into(ctx context.Context, w *store.Writer, in *ingester) (FileStats, error) {
+	fs := j.stats
+	w.SetSource(string(j.plan.state.Format))
+	before := w.Counts()
+	st := j.plan.state
+	res, stopped, err := in.pipe(ctx, j.f, &st, j.plan.start, j.plan.line, w)
 	if err != nil {
 		return fs, err
 	}
 	if stopped {
-		fs.Left = max(0, fi.Size()-res.End)
+		fs.Left = max(0, j.fi.Size()-res.End)
 	}
-	c, err := newCursor(f, fi, path, st, res)
+	c, err := newCursor(j.f, j.fi, fs.Path, st, res)
 	if err != nil {
 		return fs, err
 	}
@@ -150,12 +197,14 @@ func (in *ingester) fileOnce(ctx context.Context, path string) (FileStats, error
 		// the next read would find the file unchanged.
 		c.Size = res.End
 	}
-	if err := w.Commit(ctx, c); err != nil {
+	if err := w.SaveCursor(ctx, c); err != nil {
 		return fs, err
 	}
+	after := w.Counts()
 	fs.Read = true
-	fs.Bytes = res.End - plan.start
-	fs.Counts = w.Counts()
+	fs.Bytes = res.End - j.plan.start
+	fs.Counts = store.Counts{Sessions: after.Sessions - before.Sessions, Messages: after.Messages - before.Messages,
+		Compactions: after.Compactions - before.Compactions, Redacted: after.Redacted - before.Redacted}
 	fs.Skipped, fs.Skips = res.Skipped, res.Skips
 	fs.Session = st.SessionID
 	return fs, nil
@@ -240,14 +289,14 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 		readCtx, stop = context.WithDeadline(ctx, in.stopAt)
 		defer stop()
 	}
-	batches := make(chan batch, 8)
+	batches := make(chan recBatch, 8)
 	inFlight := semaphore.NewWeighted(maxInFlight)
 	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer close(batches)
-		var b batch
+		var b recBatch
 		last := start
 		// send hands b to the writer; when the read is to stop, b stays
 		// with its sender (its last record may be of a line the read does
@@ -264,7 +313,7 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 				inFlight.Release(min(b.bytes, maxInFlight))
 				return ctx.Err()
 			}
-			b = batch{}
+			b = recBatch{}
 			return nil
 		}
 		res, readErr = transcript.Read(readCtx, r, st, start, line, func(rec transcript.Record) error {
@@ -309,7 +358,11 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 			if writeErr != nil {
 				break // drain so the reader can finish
 			}
-			if writeErr = writeRecord(ctx, w, rec, &roots); writeErr != nil {
+			added, err := writeRecord(ctx, w, rec, &roots)
+			if added && in.recent != nil {
+				in.recent.add(rec.msg.Stored())
+			}
+			if writeErr = err; writeErr != nil {
 				cancel()
 			}
 		}
@@ -322,9 +375,9 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 	return res, stopped, readErr
 }
 
-// batch is records handed to the writer at once, with the bytes of their
+// recBatch is records handed to the writer at once, with the bytes of their
 // prepared messages.
-type batch struct {
+type recBatch struct {
 	recs  []preparedRecord
 	bytes int64
 }
@@ -335,25 +388,27 @@ type preparedRecord struct {
 	msg store.PreparedMessage
 }
 
-func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots *projectRoots) error {
+// writeRecord writes one record; added says whether it held a message
+// the ledger did not have.
+func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots *projectRoots) (added bool, err error) {
 	if s := rec.Session; s != nil && s.ID != "" {
 		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: roots.of(s.Project),
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
 			Usage: s.Usage, Time: s.Time}); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if rec.Message != nil {
-		if _, err := w.AddPrepared(ctx, rec.msg); err != nil {
-			return fmt.Errorf("line %d: %w", rec.Line, err)
+		if added, err = w.AddPrepared(ctx, rec.msg); err != nil {
+			return false, fmt.Errorf("line %d: %w", rec.Line, err)
 		}
 	}
 	if rec.Boundary != nil {
 		if _, err := w.AddBoundary(ctx, *rec.Boundary); err != nil {
-			return fmt.Errorf("line %d: %w", rec.Line, err)
+			return added, fmt.Errorf("line %d: %w", rec.Line, err)
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // projectRoots resolves a session's working directory to its project: the

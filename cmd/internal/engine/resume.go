@@ -82,16 +82,9 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		res.HandoffID = &h.ID
 		in.Stale = staleness(sess.Project, in.Handoff)
 	case notFound(err):
-		msgs, err := st.Messages(ctx, sess.ID, resumeMessages)
-		if err != nil {
+		if in.Handoff, err = e.resumeDoc(ctx, st, sess); err != nil {
 			return res, err
 		}
-		notes, err := st.HandoffNotes(ctx, sess.ID)
-		if err != nil {
-			return res, err
-		}
-		in.Handoff = handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
-			Branch: sess.GitBranch, Compactions: int(sess.Compactions), Notes: notes})
 		in.Extracted = true
 	default:
 		return res, err
@@ -118,15 +111,116 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 	for _, c := range cs {
 		in.Compactions = append(in.Compactions, handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source})
 	}
-	res.Markdown = fitResume(in, req.Budget, req.MaxChars)
-	res.Tokens = compact.DefaultEstimator().Tokens(res.Markdown)
+	count := compact.DefaultMemo()
+	res.Markdown = fitResume(in, req.Budget, req.MaxChars, count)
+	res.Tokens = count(res.Markdown)
 	return res, nil
 }
 
-// fitResume renders the resume context within budget tokens and, when
-// maxChars > 0, within that many characters.
-func fitResume(in handoff.ResumeInput, budget, maxChars int) string {
-	count := compact.DefaultEstimator().Tokens
+// resumeDoc is the handoff resume shows for a session with none written:
+// the stored resume state when it was extracted from what the session holds
+// now (ingest and the Stop and SessionEnd hooks keep it so), else one
+// extracted now. The two are the same document (extractForResume).
+func (e *Engine) resumeDoc(ctx context.Context, st *store.Store, sess store.Session) (handoff.Doc, error) {
+	key, err := st.ResumeKey(ctx, sess)
+	if err != nil {
+		return handoff.Doc{}, err
+	}
+	rs, err := st.LoadResumeState(ctx, sess.ID)
+	switch {
+	case err == nil && rs.Key == key:
+		return rs.Doc, nil
+	case err != nil && !notFound(err):
+		return handoff.Doc{}, err
+	}
+	return extractForResume(ctx, st, sess)
+}
+
+// extractForResume extracts the handoff resume shows for a session with
+// none written: from its latest resumeMessages messages, with its notes.
+func extractForResume(ctx context.Context, st *store.Store, sess store.Session) (handoff.Doc, error) {
+	msgs, err := st.Messages(ctx, sess.ID, resumeMessages)
+	if err != nil {
+		return handoff.Doc{}, err
+	}
+	return extractMessages(ctx, st, sess, msgs)
+}
+
+// extractMessages extracts the handoff resume shows from the session's
+// latest messages, with its notes.
+func extractMessages(ctx context.Context, st *store.Store, sess store.Session, msgs []compact.Message) (handoff.Doc, error) {
+	notes, err := st.HandoffNotes(ctx, sess.ID)
+	if err != nil {
+		return handoff.Doc{}, err
+	}
+	return handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
+		Branch: sess.GitBranch, Compactions: int(sess.Compactions), Notes: notes}), nil
+}
+
+// refreshJob is a session whose resume state to extract. Recent are the
+// messages an ingest just added to it, as stored, the latest last; when
+// whole, they are all that extraction reads (the session had no others, or
+// there are resumeMessages of them), the last of seq lastSeq.
+type refreshJob struct {
+	sessionID string
+	recent    []compact.Message
+	whole     bool
+	lastSeq   int64
+}
+
+// resumeState extracts a session's resume state unless the stored one
+// is current; ok is false when it is (nothing to store). The key is read
+// before the messages, or is that of the messages given: a state is never
+// stored under a key newer than what it was extracted from, so a write in
+// between only makes it look stale.
+func resumeState(ctx context.Context, st *store.Store, job refreshJob) (rs store.ResumeState, ok bool, err error) {
+	sess, err := st.Session(ctx, job.sessionID)
+	if err != nil {
+		return rs, false, err
+	}
+	var key string
+	if job.whole {
+		key, err = st.ResumeKeyAt(ctx, sess, job.lastSeq)
+	} else {
+		key, err = st.ResumeKey(ctx, sess)
+	}
+	if err != nil {
+		return rs, false, err
+	}
+	if old, err := st.LoadResumeState(ctx, sess.ID); err == nil && old.Key == key {
+		return rs, false, nil
+	}
+	var doc handoff.Doc
+	if job.whole {
+		doc, err = extractMessages(ctx, st, sess, job.recent[max(len(job.recent)-resumeMessages, 0):])
+	} else {
+		doc, err = extractForResume(ctx, st, sess)
+	}
+	if err != nil {
+		return rs, false, err
+	}
+	return store.ResumeState{SessionID: sess.ID, Key: key, Doc: doc}, true, nil
+}
+
+// RefreshResumeState brings a session's stored resume state up to date,
+// so that its next resume reads it instead of extracting.
+func (e *Engine) RefreshResumeState(ctx context.Context, sessionID string) error {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return err
+	}
+	rs, ok, err := resumeState(ctx, st, refreshJob{sessionID: sessionID})
+	if err != nil || !ok {
+		return err
+	}
+	return st.SaveResumeStates(ctx, []store.ResumeState{rs})
+}
+
+// fitResume renders the resume context within budget tokens as count
+// counts them (compact.DefaultMemo: each trial render shares most lines
+// with the one before) and, when maxChars > 0, within that many
+// characters.
+func fitResume(in handoff.ResumeInput, budget, maxChars int, count func(string) int) string {
 	md := handoff.Resume(in, budget, count)
 	for maxChars > 0 && utf8.RuneCountInString(md) > maxChars && budget > handoff.MinBudget {
 		// Tokens and characters do not convert exactly: shrink the budget

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
 )
@@ -31,7 +33,7 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 		b.Fatal(err)
 	}
 	err = transcript.Generate(f, transcript.GenOptions{Seed: 1_000_003, Messages: 1000, CompactEvery: 400,
-		Project: "/home/dev/src/project00"})
+		Project: "/home/dev/src/project00", Shape: transcript.GenReal})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -109,9 +111,12 @@ func resumeLedger(b *testing.B, dir string, messages int) (*store.Store, string)
 
 // BenchmarkResume measures building a session's resume context (the work of
 // `ledger resume SESSION --format hook` after start-up) at 1k and 100k
-// messages in the ledger: by session id, and as the latest session of a
-// project. It should not grow with the ledger; whole-process figures come
-// from cmd/ledger-bench.
+// messages in the ledger: by session id and as the latest session of a
+// project, from the stored resume state (what ingest and the Stop hook
+// leave); "extract" is the same when the state is stale (extracted from
+// the session's messages now), "handoff" once a handoff was written. It
+// should not grow with the ledger; whole-process figures come from
+// cmd/ledger-bench.
 func BenchmarkResume(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -126,6 +131,9 @@ func BenchmarkResume(b *testing.B) {
 				s, id = resumeLedger(sub, filepath.Join(dir, strconv.Itoa(n)), n)
 				e = engineOf(s)
 				b.Cleanup(func() { s.Close() })
+				if err := e.RefreshResumeState(ctx, id); err != nil {
+					sub.Fatal(err)
+				}
 			}
 		}
 		b.Run(fmt.Sprintf("session/%dk", n/1000), func(b *testing.B) {
@@ -148,5 +156,32 @@ func BenchmarkResume(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("extract/%dk", n/1000), func(b *testing.B) {
+			setup(b)
+			st, sess, err := e.Session(ctx, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				d, err := extractForResume(ctx, st, sess)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fitResume(handoff.ResumeInput{Session: id, Handoff: d, Extracted: true}, 2000, MaxHookContext, compact.DefaultMemo())
+			}
+		})
 	}
+	b.Run("handoff/1k", func(b *testing.B) {
+		s, id := resumeLedger(b, filepath.Join(dir, "handoff"), 1000)
+		defer s.Close()
+		e := engineOf(s)
+		if _, err := e.WriteHandoff(ctx, id, HandoffRequest{Trigger: "manual", Source: "cli", Out: filepath.Join(dir, "h.md")}); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := e.Resume(ctx, ResumeRequest{Session: id, Budget: 2000, MaxChars: MaxHookContext}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
+)
+
+// docJSON is a handoff document as JSON: everything resume renders from.
+func docJSON(t *testing.T, d handoff.Doc) string {
+	t.Helper()
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkResumeState checks that a session's stored resume state is current
+// and is what extracting from its messages now gives.
+func checkResumeState(t *testing.T, st *store.Store, id string) handoff.Doc {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := st.Session(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := st.ResumeKey(ctx, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := st.LoadResumeState(ctx, id)
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	if rs.Key != key {
+		t.Fatalf("%s: stored resume state of key %s, the session's is %s", id, rs.Key, key)
+	}
+	want, err := extractForResume(ctx, st, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := docJSON(t, rs.Doc), docJSON(t, want); got != want {
+		t.Fatalf("%s: stored resume state\n%s\nextracted now\n%s", id, got, want)
+	}
+	return rs.Doc
+}
+
+// writeGenerated writes a generated Claude Code session to path.
+func writeGenerated(t *testing.T, path string, o transcript.GenOptions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	o.Shape = transcript.GenReal
+	if err := transcript.Generate(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestResumeStateAfterIngest ingests sessions of every kind (generated ones,
+// one longer than what resume reads, one written in two files, the real
+// corpus's with their subagent files) and checks that each has a stored
+// resume state equal to what extracting now gives.
+func TestResumeStateAfterIngest(t *testing.T) {
+	ctx := context.Background()
+	e, st := openEngine(t)
+	dir := t.TempDir()
+	for i, n := range []int{700, 1300, 4500, 1200, 900} {
+		writeGenerated(t, filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i)), transcript.GenOptions{Seed: uint64(i + 1), Messages: n,
+			CompactEvery: 400, Project: "/home/dev/src/p"})
+	}
+	// One session in two files, as a subagent's lines are.
+	shared := "11111111-2222-4333-8444-555555555555"
+	writeGenerated(t, filepath.Join(dir, "p", "t1.jsonl"), transcript.GenOptions{Seed: 40, SessionID: shared, Messages: 300})
+	writeGenerated(t, filepath.Join(dir, "p", "t2.jsonl"), transcript.GenOptions{Seed: 41, SessionID: shared, Messages: 300})
+	paths := []string{dir}
+	if c := os.Getenv("LEDGER_CORPUS"); c != "" {
+		paths = append(paths, filepath.Join(c, "claude"), filepath.Join(c, "codex"))
+	}
+	sum, err := e.Ingest(ctx, paths, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := st.Sessions(ctx, store.SessionFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) < 6 {
+		t.Fatalf("%d sessions after ingesting %d files", len(sessions), sum.Files)
+	}
+	for _, s := range sessions {
+		if s.Messages == 0 {
+			continue
+		}
+		checkResumeState(t, st, s.ID)
+	}
+}
+
+// TestResumeStateFollowsTheSession checks that new messages and notes make
+// the stored state stale (resume then extracts, and says the same as with
+// a current state), and that the Stop hook brings it up to date.
+func TestResumeStateFollowsTheSession(t *testing.T) {
+	ctx := context.Background()
+	e, st := openEngine(t)
+	dir := t.TempDir()
+	id := "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
+	path := filepath.Join(dir, "-home-dev-src-payments", id+".jsonl")
+	full := writeGenerated(t, path, transcript.GenOptions{Seed: 7, SessionID: id, Messages: 1500, CompactEvery: 400,
+		Project: "/home/dev/src/payments"})
+	head := full[:bytes.LastIndexByte(full[:len(full)*2/3], '\n')+1]
+	if err := os.WriteFile(path, head, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Ingest(ctx, []string{dir}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkResumeState(t, st, id)
+
+	resume := func() string {
+		t.Helper()
+		r, err := e.Resume(ctx, ResumeRequest{Session: id, Budget: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Markdown
+	}
+	// The resume context from a stored state is the one extracting now
+	// gives.
+	withState := resume()
+	db := rawDB(t, st.Path())
+	if _, err := db.Exec(`DELETE FROM resume_states`); err != nil {
+		t.Fatal(err)
+	}
+	if extracted := resume(); extracted != withState {
+		t.Fatalf("resume from the stored state:\n%s\nextracted now:\n%s", withState, extracted)
+	}
+	if err := e.RefreshResumeState(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	checkResumeState(t, st, id)
+
+	// New messages: the state is stale until the Stop hook.
+	if err := os.WriteFile(path, full, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.IngestFile(ctx, path, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := st.Session(ctx, id)
+	key, _ := st.ResumeKey(ctx, sess)
+	if rs, err := st.LoadResumeState(ctx, id); err != nil || rs.Key == key {
+		t.Fatalf("after new messages the stored state is current (%v)", err)
+	}
+	stale := resume()
+	runHook(t, e, HookInput{Event: "Stop", SessionID: id, TranscriptPath: path})
+	checkResumeState(t, st, id)
+	if fresh := resume(); fresh != stale {
+		t.Fatalf("resume extracting:\n%s\nresume from the state the Stop hook stored:\n%s", stale, fresh)
+	}
+
+	// A note: the state is stale, resume carries the note, and a refresh
+	// stores it.
+	if _, err := e.Note(ctx, NoteRequest{Session: id, Kind: handoff.NoteDecision, Text: "Keep the retry budget at three attempts"}); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ = st.Session(ctx, id)
+	d, err := e.resumeDoc(ctx, st, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Notes) != 1 || !strings.Contains(strings.Join(d.Decisions, "\n"), "Keep the retry budget at three attempts") {
+		t.Fatalf("resume after a note: notes %+v, decisions %q", d.Notes, d.Decisions)
+	}
+	runHook(t, e, HookInput{Event: "SessionEnd", SessionID: id, TranscriptPath: path})
+	d = checkResumeState(t, st, id)
+	if len(d.Notes) != 1 || d.Notes[0].Text != "Keep the retry budget at three attempts" {
+		t.Fatalf("stored state's notes = %+v", d.Notes)
+	}
+}
+
+// runHook runs a hook as the hook command does, its input as JSON on
+// stdin, and fails the test on a warning.
+func runHook(t *testing.T, e *Engine, in HookInput) {
+	t.Helper()
+	payload, err := json.Marshal(map[string]string{"hook_event_name": in.Event, "session_id": in.SessionID, "transcript_path": in.TranscriptPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := e.RunHook(context.Background(), bytes.NewReader(payload), HookOptions{}); run.Err != nil || run.Warning != "" {
+		t.Fatalf("%s hook: %v %s", in.Event, run.Err, run.Warning)
+	}
+}

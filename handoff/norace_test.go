@@ -1,0 +1,5 @@
+//go:build !race
+
+package handoff
+
+const raceEnabled = false
