@@ -3,8 +3,12 @@ package transcript
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // addSeeds gives a fuzz target the fixtures, whole and line by line.
@@ -106,4 +110,92 @@ func fuzzRead(t *testing.T, f Format, data []byte) {
 	if g, w := contentOf(t, parts), contentOf(t, recs); g != w {
 		t.Fatalf("split reads differ:\n got %s\nwant %s", g, w)
 	}
+}
+
+// FuzzCutter feeds a line to the long-line cutter in chunks, with limits
+// small enough for the fuzzer to reach (a head of 8 bytes, a tail of 4):
+// a line that is JSON stays JSON, each string keeping its start and end
+// around a marker, with valid UTF-8 where the input had it.
+func FuzzCutter(f *testing.F) {
+	for _, s := range []string{
+		`{"a":"0123456789abcdefghij","b":[1,"short",{"c":"\n\t\"\\\u00e9\ud83d\ude00xxxxxxxxxx"}]}`,
+		`"éééééééééééééééé"`, `["😀😀😀😀😀😀😀😀"]`, `{"k":"\u0041\u0042\u0043\u0044\u0045\u0046\u0047"}`,
+		`[1,2,3]`, `{"unterminated":"abc`, `not json "with a quote`, `""`,
+	} {
+		f.Add([]byte(s), uint8(7))
+	}
+	f.Fuzz(func(t *testing.T, line []byte, chunk uint8) {
+		var c cutter
+		c.reset(8, 4, 4096)
+		n := int(chunk)%16 + 1
+		for i := 0; i < len(line); i += n {
+			c.write(line[i:min(len(line), i+n)])
+		}
+		out, ok := c.finish()
+		if !ok || !json.Valid(line) {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("%q cut to %q: not JSON", line, out)
+		}
+		if utf8.Valid(line) && !utf8.Valid(out) {
+			t.Fatalf("%q cut to %q: not UTF-8", line, out)
+		}
+		var in, got any
+		json.Unmarshal(line, &in)
+		json.Unmarshal(out, &got)
+		if !cutOf(in, got) {
+			t.Fatalf("%q cut to %q: a value is not its input's, cut", line, out)
+		}
+	})
+}
+
+// cutOf tells whether got is in, every string either the same or cut: a
+// start of it, a marker, an end of it.
+func cutOf(in, got any) bool {
+	switch in := in.(type) {
+	case string:
+		g, ok := got.(string)
+		if !ok {
+			return false
+		}
+		if g == in {
+			return true
+		}
+		head, rest, found := strings.Cut(g, "\n[ledger: ")
+		_, tail, found2 := strings.Cut(rest, "]\n")
+		return found && found2 && strings.HasPrefix(in, strings.TrimRight(head, "\uFFFD")) && strings.HasSuffix(in, strings.TrimLeft(tail, "\uFFFD"))
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(in) {
+			return false
+		}
+		for i := range in {
+			if !cutOf(in[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(in) {
+			return false
+		}
+		// A key is a string too, cut alike: each of in's keys has one of
+		// got's that is it or its cut, with its value or its cut.
+		for k, v := range in {
+			found := false
+			for gk, gv := range g {
+				if cutOf(k, gk) && cutOf(v, gv) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(in, got)
 }

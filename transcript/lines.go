@@ -39,7 +39,7 @@ func cutMarker(cut, size int64) string {
 type errLineTooLong struct{ size int64 }
 
 func (e errLineTooLong) Error() string {
-	return fmt.Sprintf("line too long (%d bytes, %d once its long texts are cut)", e.size, maxKeptLine)
+	return fmt.Sprintf("line too long (%d bytes, over %d MB even with its long texts cut)", e.size, maxKeptLine>>20)
 }
 
 // lineReader yields lines of any length in bounded memory (see
@@ -84,7 +84,7 @@ func (lr *lineReader) next() (line []byte, size int64, err error) {
 			lr.cut.write(b)
 		case len(lr.buf)+len(b) > maxWholeLine:
 			cutting = true
-			lr.cut.reset()
+			lr.cut.reset(keepHead, keepTail, maxKeptLine)
 			lr.cut.write(lr.buf)
 			lr.cut.write(b)
 		default:
@@ -124,8 +124,10 @@ func (lr *lineReader) end(line []byte, size int64, err error) ([]byte, int64, er
 // fall between whole characters and escapes, so the output is valid UTF-8
 // and JSON wherever the input was.
 type cutter struct {
-	out  []byte
-	over bool // out passed maxKeptLine: the line is too long
+	// The limits: keepHead, keepTail and maxKeptLine but in tests.
+	keepHead, keepTail, maxOut int
+	out                        []byte
+	over                       bool // out passed maxOut: the line is too long
 	// The string being copied: inside one, the escape being read (after a
 	// backslash; hex digits of a \u still to come), its content's size so
 	// far, how much of it went to the output as its head, and its tail
@@ -144,8 +146,9 @@ type cutter struct {
 	tailCut int64
 }
 
-func (c *cutter) reset() {
-	*c = cutter{out: c.out[:0], tail: c.tail[:0]}
+// reset readies c for a line, with its limits.
+func (c *cutter) reset(keepHead, keepTail, maxOut int) {
+	*c = cutter{keepHead: keepHead, keepTail: keepTail, maxOut: maxOut, out: c.out[:0], tail: c.tail[:0]}
 }
 
 // write copies b, a chunk of the line, cutting its strings.
@@ -178,7 +181,7 @@ func (c *cutter) write(b []byte) {
 				boundary = !(c.pair && ch == '\\')
 				c.pair = false
 			}
-			if boundary && c.inHead && c.head >= keepHead {
+			if boundary && c.inHead && c.head >= int64(c.keepHead) {
 				c.emit(b[run:i])
 				run, c.inHead = i, false
 			}
@@ -204,7 +207,7 @@ func (c *cutter) write(b []byte) {
 			c.emit(b[run:i])
 		} else {
 			c.tail = append(c.tail, b[run:i]...)
-			if len(c.tail) >= 2*keepTail {
+			if len(c.tail) >= 2*c.keepTail {
 				c.shiftTail()
 			}
 		}
@@ -219,7 +222,7 @@ func (c *cutter) write(b []byte) {
 // shiftTail drops the start of the tail window, keeping its last keepTail
 // bytes or a little more: it starts on a character or escape.
 func (c *cutter) shiftTail() {
-	at := unitStart(c.tail, len(c.tail)-keepTail)
+	at := unitStart(c.tail, len(c.tail)-c.keepTail)
 	c.tailCut += int64(at)
 	c.tail = append(c.tail[:0], c.tail[at:]...)
 }
@@ -228,7 +231,7 @@ func (c *cutter) shiftTail() {
 // anything was cut.
 func (c *cutter) closeString() {
 	c.inStr = false
-	if len(c.tail) > keepTail {
+	if len(c.tail) > c.keepTail {
 		c.shiftTail()
 	}
 	if c.tailCut > 0 {
@@ -242,7 +245,7 @@ func (c *cutter) emit(b []byte) {
 	if c.over {
 		return
 	}
-	if len(c.out)+len(b) > maxKeptLine {
+	if len(c.out)+len(b) > c.maxOut {
 		c.over, c.out = true, c.out[:0]
 		return
 	}
@@ -262,27 +265,49 @@ func (c *cutter) finish() ([]byte, bool) {
 // unitStart is the first offset at or after from (within s) where a
 // character or an escape of the JSON string content s starts: never inside
 // a UTF-8 sequence or an escape, which is told by scanning s from its
-// start (which is one).
+// start (which is one). An escape that s holds only the start of (its
+// end still to come) is where it stops, before from if need be: the
+// window never drops part of one.
 func unitStart(s []byte, from int) int {
 	from = max(0, min(from, len(s)))
 	i := 0
 	for i < from {
-		if s[i] == '\\' && i+1 < len(s) && s[i+1] == 'u' {
-			// A surrogate pair is one character.
-			if r := hex4(s[i+2:]); r >= 0xd800 && r < 0xdc00 && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
-				i += 6
-			}
-			i += 6
-		} else if s[i] == '\\' {
-			i += 2
-		} else {
-			i++
+		n := escapeLen(s[i:])
+		if n > len(s)-i {
+			return i
 		}
+		i += n
 	}
 	for i < len(s) && !utf8.RuneStart(s[i]) {
 		i++
 	}
 	return min(i, len(s))
+}
+
+// escapeLen is how many bytes the unit of string content at the start of s
+// takes: an escape (a surrogate pair of \u escapes is one character), or
+// one byte. It may be more than len(s) when s ends inside the unit; a high
+// surrogate's escape at s's end counts as the start of a pair.
+func escapeLen(s []byte) int {
+	switch {
+	case s[0] != '\\':
+		return 1
+	case len(s) < 2:
+		return 2
+	case s[1] != 'u':
+		return 2
+	}
+	r := hex4(s[2:])
+	if r < 0 && len(s) < 6 {
+		return 6
+	}
+	if r >= 0xd800 && r < 0xdc00 {
+		// A surrogate pair is one character.
+		if len(s) < 8 || s[6] == '\\' && s[7] == 'u' {
+			return 12
+		}
+	}
+	return 6
 }
 
 // hexDigit is the value of a hex digit (0 for anything else: the parser
