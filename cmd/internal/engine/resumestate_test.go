@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
@@ -193,15 +194,15 @@ func TestResumeStateFollowsTheSession(t *testing.T) {
 	}
 }
 
-// runHook runs a hook as the hook command does, its input as JSON on
-// stdin, and fails the test on a warning.
+// runHook handles a hook's event as RunHook does, but with no budget:
+// the event's work is under test here, not its deadlines (a -race build
+// runs the extraction past a Stop hook's second; the budgets have tests
+// of their own).
 func runHook(t *testing.T, e *Engine, in HookInput) {
 	t.Helper()
-	payload, err := json.Marshal(map[string]string{"hook_event_name": in.Event, "session_id": in.SessionID, "transcript_path": in.TranscriptPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if run := e.RunHook(context.Background(), bytes.NewReader(payload), HookOptions{}); run.Err != nil || run.Warning != "" {
-		t.Fatalf("%s hook: %v %s", in.Event, run.Err, run.Warning)
+	far := time.Now().Add(time.Hour)
+	r := e.hook(context.Background(), in, HookOptions{}, hookClocks{lockBy: far, readBy: far, handoffLockBy: far})
+	if r.err != nil || r.warn != nil || r.outcome == store.OutcomeDeferred {
+		t.Fatalf("%s hook: %v %v %s: %s", in.Event, r.err, r.warn, r.outcome, r.detail)
 	}
 }
