@@ -58,6 +58,14 @@ func TestErrorResolution(t *testing.T) {
 		{"a build piped into grep that finds nothing succeeded", fail(nil, "1", "go build ./... 2>&1 | grep -i error", ""), 0},
 		{"but a real command failing is", fail(nil, "1", "npm run build", "Build error occurred"), 1},
 		{"a test run is never exploratory, even piped", fail(nil, "1", "go test ./... | grep FAIL", "--- FAIL: TestX"), 1},
+		{"a refused Write, then the file written by the shell",
+			pass(conversation{}.call("Write", "1", map[string]any{"file_path": "/p/types/index.ts", "content": "x"}).
+				result("1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true),
+				"2", "cat > types/index.ts << 'EOF'\nexport {}\nEOF"), 0},
+		{"but a shell write of another file does not fix it",
+			pass(conversation{}.call("Write", "1", map[string]any{"file_path": "/p/types/index.ts", "content": "x"}).
+				result("1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true),
+				"2", "cat > types/state.ts << 'EOF'\nexport {}\nEOF"), 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

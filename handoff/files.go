@@ -305,6 +305,13 @@ func (x *extractor) shellFiles(line string, seq int) {
 			}
 		}
 	}
+	// A file the line wrote resolves a file tool's failure on it: the
+	// agent wrote it another way (cat > f after a refused Write).
+	for p, fi := range x.files.files {
+		if fi.changed == seq && fi.state == fileChanged && fi.status != FileDeleted {
+			x.errs.succeed("file:"+p, scope{}, "", "")
+		}
+	}
 }
 
 // cd is the folder a `cd` moves to from dir.
