@@ -106,8 +106,8 @@ func readRequests(lines []string, task string) []string {
 	first := 0
 	for _, l := range lines {
 		m := reNumbered.FindStringSubmatch(l)
-		if m == nil {
-			continue
+		if m == nil || strings.TrimSpace(strings.TrimPrefix(m[2], `\`)) == "" {
+			continue // not a request, or an empty one (never written)
 		}
 		if first == 0 {
 			first, _ = strconv.Atoi(m[1])
@@ -124,12 +124,27 @@ func readRequests(lines []string, task string) []string {
 // next steps, in the order Extract gives them: in progress, pending,
 // done.
 func readTasks(section, next []string) []Task {
+	// The Tasks section's items but the open ones the next steps hold
+	// (done items, epics), then the open items of the next steps, each
+	// once: Render lists an open item in one of the two, and a next step
+	// is never done.
+	inNext := map[string]bool{}
+	var fromNext []Task
+	for _, s := range next {
+		if t, ok := parseTaskLine(s); ok && t.Open() && !inNext[taskLine(t)] {
+			inNext[taskLine(t)] = true
+			fromNext = append(fromNext, t)
+		}
+	}
 	var out []Task
-	for _, s := range append(append([]string(nil), section...), next...) {
-		if t, ok := parseTaskLine(s); ok {
+	listed := map[string]bool{}
+	for _, s := range section {
+		if t, ok := parseTaskLine(s); ok && !listed[taskLine(t)] && !(t.Open() && inNext[taskLine(t)]) {
+			listed[taskLine(t)] = true
 			out = append(out, t)
 		}
 	}
+	out = append(out, fromNext...)
 	rank := map[string]int{TaskInProgress: 0, TaskPending: 1, TaskBlocked: 1, TaskCompleted: 2, TaskDeleted: 3}
 	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].Status] < rank[out[j].Status] })
 	return out
@@ -153,7 +168,7 @@ func readFile(s, project string) FileChange {
 			}
 		}
 	}
-	if from, to, ok := strings.Cut(s, movedArrow); ok {
+	if from, to, ok := strings.Cut(s, movedArrow); ok && strings.TrimSpace(from) != "" && strings.TrimSpace(to) != "" {
 		f.From, s = readPath(from, project), to
 		if f.Status == FileModified {
 			f.Status = FileMoved

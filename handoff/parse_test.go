@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -77,6 +78,9 @@ func FuzzParse(f *testing.F) {
 		d, err := Parse(md)
 		if err != nil || !utf8.ValidString(md) {
 			return
+		}
+		if strings.Contains(d.Project, movedArrow) {
+			return // a path with " → " in it reads as a move: not stable, by design
 		}
 		again, err := Parse(Render(d, 1<<30, ApproxTokens))
 		if err != nil {

@@ -185,7 +185,10 @@ func requestBase(d Doc) int {
 func shownTasks(d Doc) []Task {
 	inNext := map[string]bool{}
 	for _, s := range d.NextSteps {
-		inNext[s] = true
+		// As taskLine writes it: a hand-written "[pending] 7" is #7's line.
+		if t, ok := parseTaskLine(s); ok {
+			inNext[taskLine(t)] = true
+		}
 	}
 	var out []Task
 	for _, t := range d.Tasks {
