@@ -125,6 +125,8 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 // writes per transaction: files are read into one transaction until it
 // holds this many, so that their messages are indexed by one statement
 // (one FTS5 segment, fewer merges) and committed (and checkpointed) once.
+// The first transaction is a quarter of that, so that the refresher has
+// sessions to work on early.
 const batchMessages = 10_000
 
 // files ingests files into transactions of several files each (see
@@ -134,6 +136,7 @@ const batchMessages = 10_000
 func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummary, ref *refresher) error {
 	var b batch
 	defer b.rollback()
+	first := true
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
@@ -171,10 +174,11 @@ func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummar
 		default:
 			sum.Failed = append(sum.Failed, FileFailed{job.stats.Path, err.Error()})
 		}
-		if b.messages >= batchMessages {
+		if b.messages >= batchMessages || (first && b.messages >= batchMessages/4) {
 			if err := b.commit(ctx, in, sum, ref); err != nil {
 				return err
 			}
+			first = false
 		}
 	}
 	return b.commit(ctx, in, sum, ref)

@@ -44,7 +44,8 @@ type refresher struct {
 	ctx    context.Context
 	st     *store.Store
 	wake   chan struct{}
-	done   chan struct{}
+	done   chan struct{} // closed when the workers are done
+	wg     sync.WaitGroup
 	mu     sync.Mutex
 	queue  []refreshJob
 	queued map[string]int // session -> its place in queue
@@ -56,7 +57,9 @@ type refresher struct {
 
 func newRefresher(ctx context.Context, st *store.Store) *refresher {
 	r := &refresher{ctx: ctx, st: st, wake: make(chan struct{}, 1), done: make(chan struct{}), queued: map[string]int{}}
+	r.wg.Add(1)
 	go r.run()
+	go func() { r.wg.Wait(); close(r.done) }()
 	return r
 }
 
@@ -91,13 +94,14 @@ func (r *refresher) signal() {
 }
 
 func (r *refresher) run() {
-	defer close(r.done)
+	defer r.wg.Done()
 	for {
 		r.mu.Lock()
 		if len(r.queue) == 0 || r.err != nil {
 			closed := r.closed
 			r.mu.Unlock()
 			if closed {
+				r.signal() // the other worker may be waiting too
 				return
 			}
 			<-r.wake
@@ -136,14 +140,22 @@ func (r *refresher) save(ctx context.Context, min int) error {
 	return r.st.SaveResumeStates(ctx, ready)
 }
 
-// finish waits for what was asked (unless ctx is done) and stores it.
+// finish waits for what was asked (unless ctx is done) and stores it. The
+// writer is done: a second worker takes the other core.
 func (r *refresher) finish(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
 	if ctx.Err() != nil {
 		r.queue = nil // interrupted: do not keep the user waiting
 	}
+	more := len(r.queue) > 1
+	if more {
+		r.wg.Add(1) // before the first worker can see the queue empty and close done
+	}
 	r.mu.Unlock()
+	if more {
+		go r.run()
+	}
 	r.signal()
 	<-r.done
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestNoLLMSDKLinked checks that the ledger binary does not link the
+// Anthropic SDK: the CLI never calls an LLM (compact/anthropic is apart for
+// that), and every package linked in is initialised at each start, which
+// `ledger version` pays for.
+func TestNoLLMSDKLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps listed %d packages; want the ledger's whole graph", len(deps))
+	}
+	for _, p := range deps {
+		if strings.HasPrefix(p, "github.com/anthropics/") || p == "github.com/agentledger/ledger/compact/anthropic" {
+			t.Errorf("cmd/ledger links %s", p)
+		}
+	}
+}
