@@ -388,7 +388,7 @@ var hookBudgets = []struct {
 // slack is what a test allows past a budget: process start and exit, and
 // a loaded machine. Budgets are the hook's own; Claude Code's timeouts
 // are longer.
-const slack = 1500 * time.Millisecond
+const slack = 3 * time.Second
 
 // TestNonRegularFilesNeverHang: a FIFO named on the command line, or as
 // a hook's transcript_path, is skipped at once and said so in one line;
