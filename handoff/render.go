@@ -83,7 +83,17 @@ func Render(d Doc, budget int, count func(string) int) string {
 		s := r.render(l)
 		return s, count(s) <= budget
 	}
+	// An item takes a token at least: a list of more items than the
+	// budget cannot fit whole, and is never shown longer than that (a
+	// 50k-message session's thousands of requests are not written out and
+	// counted at each trial).
+	n := lists(d)
 	l := fullLayout()
+	for sec := range l.keep {
+		if n[sec] > budget {
+			l.keep[sec] = budget
+		}
+	}
 	if s, ok := fits(l); ok {
 		return s
 	}
@@ -98,7 +108,6 @@ func Render(d Doc, budget int, count func(string) int) string {
 	}
 	// Then whole items, by priority: the first section whose cut makes
 	// the document fit keeps as many items as fit.
-	n := lists(d)
 	for _, sec := range trimOrder {
 		floor := 0
 		if sec == secNext && n[sec] > 0 {
@@ -112,7 +121,7 @@ func Render(d Doc, budget int, count func(string) int) string {
 			continue
 		}
 		// floor fits, all of them do not: find the largest k that fits.
-		lo, hi := floor, n[sec]-1
+		lo, hi := floor, min(n[sec]-1, budget)
 		for lo < hi {
 			mid := (lo + hi + 1) / 2
 			l.keep[sec] = mid
