@@ -14,6 +14,7 @@ import (
 
 type hooksOptions struct {
 	Install bool
+	Agent   string
 	Scope   string
 	Mode    string
 	Startup bool
@@ -33,6 +34,7 @@ transcript when a turn or session ends, suggests a handoff and /clear when the
 context fills, and injects the handoff when a session resumes after /compact
 or /clear. See 'ledger hook --help' for what happens at each event.`,
 		Example: `  ledger hooks install
+  ledger hooks install --agent codex
   ledger hooks install --mode clear --scope project
   ledger hooks uninstall`,
 		Args: argsUsage(cobra.NoArgs),
@@ -51,7 +53,8 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 				return runHooks(cmd.Context(), app, opts)
 			},
 		}
-		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json) or project (.claude/settings.json here)")
+		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json) or codex (hooks.json)")
+		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json) or project (.claude/settings.json, .codex/hooks.json here)")
 		if install {
 			sub.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` (handoff before each compaction) or clear (block auto-compaction once the handoff is written, so you /clear instead)")
 			sub.Flags().BoolVar(&opts.Startup, "startup", false, "also inject the project's latest handoff into brand-new sessions")
@@ -59,6 +62,7 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 		jsonFlag(sub, &opts.JSON)
 		cmd.AddCommand(sub)
 	}
+	cmd.AddCommand(newHooksLogCmd(app))
 	return cmd
 }
 
@@ -66,7 +70,10 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if opts.Install && opts.Mode != "assist" && opts.Mode != "clear" {
 		return usagef("--mode %q: want assist or clear", opts.Mode)
 	}
-	path, err := settingsPath(app, opts.Scope)
+	if opts.Agent != "claude" && opts.Agent != "codex" {
+		return usagef("--agent %q: want claude or codex", opts.Agent)
+	}
+	path, err := hooksFilePath(app, opts)
 	if err != nil {
 		return err
 	}
@@ -87,6 +94,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		fmt.Fprintf(app.Stdout, "no ledger hooks in %s (nothing changed)\n", path)
 	case opts.Install:
 		fmt.Fprintf(app.Stdout, "installed ledger's hooks (%s mode) in %s; previous file kept as %s.bak\n", opts.Mode, path, filepath.Base(path))
+		if opts.Agent == "codex" {
+			fmt.Fprintln(app.Stdout, codexTrustNote)
+		}
 	default:
 		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
 	}
@@ -97,6 +107,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 // very binary, by absolute path, with the flags given, at every event
 // ledger handles) or removed.
 func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
+	if !opts.Install && opts.Agent == "codex" {
+		return agentconfig.UninstallCodexHooks(old)
+	}
 	if !opts.Install {
 		return agentconfig.UninstallClaudeHooks(old)
 	}
@@ -105,6 +118,10 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		return nil, fmt.Errorf("find the ledger binary: %w", err)
 	}
 	var args []string
+	events := engine.HookEvents()
+	if opts.Agent == "codex" {
+		args, events = append(args, "--agent", "codex"), engine.CodexHookEvents()
+	}
 	if opts.Mode == "clear" {
 		args = append(args, "--mode", "clear")
 	}
@@ -119,8 +136,11 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		return nil, err
 	}
 	var hooks []agentconfig.Hook
-	for _, ev := range engine.HookEvents() {
+	for _, ev := range events {
 		hooks = append(hooks, agentconfig.Hook{Event: ev.Name, Command: command, Timeout: ev.Timeout})
+	}
+	if opts.Agent == "codex" {
+		return agentconfig.InstallCodexHooks(old, hooks)
 	}
 	return agentconfig.InstallClaudeHooks(old, hooks)
 }
@@ -138,4 +158,27 @@ func settingsPath(app *App, scope string) (string, error) {
 		return "", usagef("--scope %q: want user or project", scope)
 	}
 	return agentconfig.ClaudeSettingsPath(scope, home, wd)
+}
+
+// codexTrustNote is what Codex needs after an install: it skips new or
+// changed hooks until the user trusts them.
+const codexTrustNote = "Codex runs new or changed hooks only once you trust them: start codex and review them in /hooks (codex exec: --dangerously-bypass-hook-trust). A project's .codex/hooks.json loads only in a trusted project."
+
+// hooksFilePath is the file ledger's hooks go in: Claude Code's
+// settings.json or Codex's hooks.json ($CODEX_HOME), of the scope.
+func hooksFilePath(app *App, opts *hooksOptions) (string, error) {
+	if opts.Agent != "codex" {
+		return settingsPath(app, opts.Scope)
+	}
+	home, herr := app.home()
+	wd, werr := app.Getwd()
+	switch {
+	case opts.Scope == "user" && herr != nil && app.Getenv("CODEX_HOME") == "":
+		return "", herr
+	case opts.Scope == "project" && werr != nil:
+		return "", werr
+	case opts.Scope != "user" && opts.Scope != "project":
+		return "", usagef("--scope %q: want user or project", opts.Scope)
+	}
+	return agentconfig.CodexHooksPath(opts.Scope, home, wd, app.Getenv("CODEX_HOME"))
 }
