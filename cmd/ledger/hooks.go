@@ -18,7 +18,10 @@ type hooksOptions struct {
 	Scope   string
 	Mode    string
 	Startup bool
-	JSON    bool
+	// StatusLine also sets ledger's status line (Claude Code), chaining
+	// the user's own.
+	StatusLine bool
+	JSON       bool
 }
 
 func newHooksCmd(app *App) *cobra.Command {
@@ -58,6 +61,7 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 		if install {
 			sub.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` (handoff before each compaction) or clear (block auto-compaction once the handoff is written, so you /clear instead)")
 			sub.Flags().BoolVar(&opts.Startup, "startup", false, "also inject the project's latest handoff into brand-new sessions")
+			sub.Flags().BoolVar(&opts.StatusLine, "statusline", false, "also set Claude Code's status line to 'ledger statusline' (a status line you have is chained, and comes back at uninstall)")
 		}
 		jsonFlag(sub, &opts.JSON)
 		cmd.AddCommand(sub)
@@ -72,6 +76,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	}
 	if opts.Agent != "claude" && opts.Agent != "codex" {
 		return usagef("--agent %q: want claude or codex", opts.Agent)
+	}
+	if opts.StatusLine && opts.Agent == "codex" {
+		return usagef("--statusline: Codex has no status line command; it is Claude Code's")
 	}
 	path, err := hooksFilePath(app, opts)
 	if err != nil {
@@ -111,7 +118,11 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		return agentconfig.UninstallCodexHooks(old)
 	}
 	if !opts.Install {
-		return agentconfig.UninstallClaudeHooks(old)
+		doc, err := agentconfig.UninstallStatusLine(old)
+		if err != nil {
+			return nil, err
+		}
+		return agentconfig.UninstallClaudeHooks(doc)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -142,7 +153,11 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 	if opts.Agent == "codex" {
 		return agentconfig.InstallCodexHooks(old, hooks)
 	}
-	return agentconfig.InstallClaudeHooks(old, hooks)
+	doc, err := agentconfig.InstallClaudeHooks(old, hooks)
+	if err != nil || !opts.StatusLine {
+		return doc, err
+	}
+	return agentconfig.InstallStatusLine(doc, exe)
 }
 
 // settingsPath is the settings.json of a scope.
