@@ -46,3 +46,23 @@ func UninstallCodexHooks(doc []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// AgentStartCommand is the shell command line that starts agent ("claude"
+// or "codex") in the folder project with the resume context of session as
+// its first prompt, which the ledger binary at exe prints (`resume --for`,
+// after flags such as --db).
+func AgentStartCommand(agent, exe, session, project string, flags ...string) string {
+	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = abs
+	}
+	resume := shellQuote(exe)
+	for _, f := range flags {
+		resume += " " + shellQuote(f)
+	}
+	resume += " resume --for " + agent + " " + shellQuote(session)
+	line := agent + ` "$(` + resume + `)"`
+	if project != "" {
+		line = "cd " + shellQuote(project) + " && " + line
+	}
+	return line
+}

@@ -418,7 +418,11 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		}
 	case in.Source == "clear" || in.Source == "startup" && o.Startup:
 		req.Project, req.Exclude = in.Cwd, in.SessionID
+		req.MaxChars -= 400 // room for the line saying whose context it is
 	default:
+		if in.Source == "startup" && e.crossAgentOffer(ctx, in, o, r) {
+			return
+		}
 		r.outcome = store.OutcomeNothing
 		r.note("source %q: nothing to inject (install with --startup to inject at startup)", in.Source)
 		return
@@ -433,7 +437,12 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		r.err = err
 		return
 	}
-	r.out = NewSessionStartOutput(res.Markdown)
+	md := res.Markdown
+	if req.Project != "" {
+		// Another session's context: say whose, and how recent.
+		md = e.projectHandoffLine(ctx, res.Session) + "\n" + md
+	}
+	r.out = NewSessionStartOutput(md)
 	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), shortID(res.Session.ID))
 }
 
