@@ -269,6 +269,18 @@ func TestCodexHookEvents(t *testing.T) {
 	if _, _, ok := hook("session-end", nil); ok {
 		t.Error("SessionEnd printed something")
 	}
+	// codex exec --ephemeral: transcript_path is null; quietly nothing.
+	eph := strings.Replace(codexPayload(t, "stop", path, nil), `"transcript_path":"`+path+`"`, `"transcript_path":null`, 1)
+	if !strings.Contains(eph, `"transcript_path":null`) {
+		t.Fatalf("payload: %s", eph)
+	}
+	if r := runHookEnv(t, home, eph, nil, "--agent", "codex", "--db", db); r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("ephemeral Stop: exit %d, stdout %q, stderr %q; want a quiet nothing", r.code, r.stdout, r.stderr)
+	}
+	if log := hooksLog(t, home, db, "--limit", "1"); log[0]["outcome"] != "nothing" || !strings.Contains(log[0]["detail"].(string), "ephemeral") {
+		t.Errorf("ephemeral receipt: %v", log[0])
+	}
+
 	log := hooksLog(t, home, db, "--session", codexSession[:8])
 	var events []string
 	for _, r := range log {
@@ -277,7 +289,7 @@ func TestCodexHookEvents(t *testing.T) {
 			t.Errorf("receipt %v does not say it is Codex's", r)
 		}
 	}
-	want := "SessionEnd SessionStart PostCompact PreCompact Stop SessionStart"
+	want := "Stop SessionEnd SessionStart PostCompact PreCompact Stop SessionStart"
 	if got := strings.Join(events, " "); got != want {
 		t.Errorf("hooks log events = %s, want %s", got, want)
 	}

@@ -176,6 +176,13 @@ func (r *hookResult) deferred(format string, args ...any) {
 // transcript (see RunHook).
 func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookClocks) hookResult {
 	r := hookResult{outcome: store.OutcomeOK}
+	if o.Agent == "codex" && in.TranscriptPath == "" && in.Event != "SessionStart" {
+		// codex --ephemeral keeps no rollout (transcript_path is null):
+		// nothing to read, and nothing wrong.
+		r.outcome = store.OutcomeNothing
+		r.note("no transcript (transcript_path is null: codex --ephemeral)")
+		return r
+	}
 	switch in.Event {
 	case "PreCompact":
 		e.preCompact(ctx, in, o, c, &r)
