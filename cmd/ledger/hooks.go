@@ -27,10 +27,14 @@ type hooksOptions struct {
 func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Install or remove ledger's Claude Code hooks",
-		Long: `Add ledger's hooks to Claude Code's settings.json, or take them out again.
+		Short: "Install or remove ledger's Claude Code or Codex hooks; show what they did",
+		Long: `Add ledger's hooks to Claude Code's settings.json (or, with --agent codex, to
+Codex's hooks.json), or take them out again; 'ledger hooks log' shows what
+each hook run did.
+
 Every other setting and every other hook is kept as it was; a second install
-changes nothing. The previous file is kept as settings.json.bak.
+changes nothing. The previous file is kept as settings.json.bak (hooks.json.bak).
+Codex runs new or changed hooks only once you trust them in its /hooks.
 
 Installed, ledger writes a handoff before each compaction, ingests the
 transcript when a turn or session ends, suggests a handoff and /clear when the
@@ -39,14 +43,16 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 		Example: `  ledger hooks install
   ledger hooks install --agent codex
   ledger hooks install --mode clear --scope project
-  ledger hooks uninstall`,
+  ledger hooks install --statusline
+  ledger hooks uninstall
+  ledger hooks log --session 019e5a10`,
 		Args: argsUsage(cobra.NoArgs),
 	}
 	for _, install := range []bool{true, false} {
 		opts := &hooksOptions{Install: install}
-		use, short := "install", "Add ledger's hooks to settings.json"
+		use, short := "install", "Add ledger's hooks to settings.json or Codex's hooks.json"
 		if !install {
-			use, short = "uninstall", "Remove ledger's hooks from settings.json (and nothing else)"
+			use, short = "uninstall", "Remove ledger's hooks (and status line) from settings.json or hooks.json, and nothing else"
 		}
 		sub := &cobra.Command{
 			Use:   use,
