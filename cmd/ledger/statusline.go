@@ -116,10 +116,14 @@ func statusWithin(ctx context.Context, app *App, raw []byte) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusLedgerWait)
 	defer cancel()
+	// An engine of its own: one that is late is left to the process's exit
+	// rather than closed (which would wait for it).
+	eng := engine.New(app.openStore, engine.Options{})
 	ch := make(chan string, 1)
-	go func() { ch <- app.Engine().StatusLine(ctx, raw, app.Getenv, true) }()
+	go func() { ch <- eng.StatusLine(ctx, raw, app.Getenv, true) }()
 	select {
 	case s := <-ch:
+		eng.Close()
 		return s
 	case <-ctx.Done():
 		return noLedger
