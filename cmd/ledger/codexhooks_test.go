@@ -212,6 +212,12 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ch, "hooks.json")); err != nil {
 		t.Errorf("CODEX_HOME not honoured: %v", err)
 	}
+	// A hooks.json that is not JSON: one error line, the file as it was.
+	os.WriteFile(path, []byte("{\"hooks\": {"), 0o600)
+	r = runBin(t, home, "", "hooks", "install", "--agent", "codex")
+	if got, _ := os.ReadFile(path); r.code != 1 || string(got) != "{\"hooks\": {" || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("broken hooks.json: exit %d, stderr %q, file %q", r.code, r.stderr, got)
+	}
 	bad := runBin(t, home, "", "hooks", "install", "--agent", "gemini")
 	if bad.code != 2 || strings.Count(strings.TrimSpace(bad.stderr), "\n") != 0 {
 		t.Errorf("unknown agent: exit %d, %q", bad.code, bad.stderr)
@@ -403,6 +409,78 @@ func TestClearModePreCompactSafe(t *testing.T) {
 			log := hooksLog(t, home, db)
 			if c.codes[0] == 0 && !strings.Contains(log[0]["detail"].(string), "compaction not blocked") {
 				t.Errorf("receipt does not say why it did not block: %v", log[0])
+			}
+		})
+	}
+}
+
+// TestCodexHooksOnCorpus drives the Codex hooks over the corpus's real
+// rollouts (Codex Desktop, 0.104): the turns before a `compacted` line,
+// Stop, PreCompact, then the rest and PostCompact, then SessionStart
+// resume. Every run exits 0 with output Codex accepts; a compaction ends
+// as one record, written by the hook and completed from the rollout.
+func TestCodexHooksOnCorpus(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "codex", "*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no Codex rollouts in the corpus")
+	}
+	for _, src := range files {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			lines := splitLines(t, src)
+			cut := len(lines)
+			for i, l := range lines {
+				if strings.Contains(string(l), `"type":"compacted"`) {
+					cut = i
+					break
+				}
+			}
+			var meta struct {
+				Payload struct{ ID, Cwd string } `json:"payload"`
+			}
+			if err := json.Unmarshal(lines[0], &meta); err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			db := filepath.Join(home, "ledger.db")
+			path := filepath.Join(home, filepath.Base(src))
+			if err := os.WriteFile(path, bytes.Join(lines[:cut], nil), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			hook := func(event string, fields map[string]any) codexOutput {
+				t.Helper()
+				m := map[string]any{"session_id": meta.Payload.ID, "transcript_path": path, "cwd": meta.Payload.Cwd,
+					"hook_event_name": event, "model": "gpt-5.3-codex", "turn_id": "019c8a60-0000-7000-8000-000000000001"}
+				for k, v := range fields {
+					m[k] = v
+				}
+				r := runHookEnv(t, home, hookJSON(t, m), nil, "--agent", "codex", "--mode", "clear", "--db", db)
+				if r.code != 0 || r.stderr != "" {
+					t.Fatalf("%s: exit %d, stderr %q", event, r.code, r.stderr)
+				}
+				out, _ := decodeCodexOutput(t, event, r.stdout)
+				return out
+			}
+			hook("Stop", map[string]any{"permission_mode": "default", "stop_hook_active": false, "last_assistant_message": "ok"})
+			hook("PreCompact", map[string]any{"trigger": "auto"})
+			f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			f.Write(bytes.Join(lines[cut:], nil))
+			f.Close()
+			hook("PostCompact", map[string]any{"trigger": "auto"})
+			rows := auditRows(t, home, db)
+			if len(rows) != 1 || rows[0].Source != "hook" || rows[0].HandoffID == nil {
+				t.Fatalf("audit %+v, want the one record PreCompact wrote", rows)
+			}
+			if cut < len(lines) && rows[0].Summary == 0 {
+				t.Errorf("the rollout's compaction did not complete the record: %+v", rows[0])
+			}
+			out := hook("SessionStart", map[string]any{"source": "resume", "permission_mode": "default"})
+			if out.HookSpecificOutput == nil || !strings.Contains(out.HookSpecificOutput.AdditionalContext, meta.Payload.ID) {
+				t.Errorf("SessionStart resume injected %+v", out)
+			}
+			for _, rc := range hooksLog(t, home, db) {
+				if rc["outcome"] == "failed" || rc["outcome"] == "timeout" {
+					t.Errorf("receipt %v", rc)
+				}
 			}
 		})
 	}
