@@ -169,8 +169,10 @@ func (r *hookResult) deferred(format string, args ...any) {
 //	              ledger holds when its own ingest cannot write
 //	PostToolUse   ingest; suggest a handoff past 80% of the window and at
 //	              50, 100 and 150 tool calls, once each
-//	Stop          ingest, then bring the session's resume state up to date
-//	SessionEnd    the same
+//	PostCompact   ingest the compaction the agent wrote (codexhook.go)
+//	Stop          ingest, then bring the session's resume state up to date;
+//	              in clear mode, ask once for a handoff and /clear (stopClear)
+//	SessionEnd    ingest, then the resume state
 //
 // c says until when it may wait for the write lock and read the
 // transcript (see RunHook).
