@@ -336,6 +336,11 @@ func TestClearModeStop(t *testing.T) {
 			home := t.TempDir()
 			db := filepath.Join(home, "ledger.db")
 			path := codexRollout(t, home, c.edits...)
+			// Ingested first: the decision is the test's, not how much of
+			// the rollout a loaded machine reads within Stop's budget.
+			if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+				t.Fatalf("ingest: %s", r.stderr)
+			}
 			r := runHookEnv(t, home, codexPayload(t, "stop", path, c.extra), c.env, "--agent", "codex", "--mode", "clear", "--db", db)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -345,8 +350,21 @@ func TestClearModeStop(t *testing.T) {
 			if blocked != c.wantBlock {
 				t.Fatalf("blocked = %v, want %v (stdout %q)", blocked, c.wantBlock, r.stdout)
 			}
-			if blocked && (out.Reason == nil || !strings.Contains(*out.Reason, "ledger compact "+codexSession) || out.SystemMessage == nil || !strings.Contains(*out.SystemMessage, "/clear")) {
+			if blocked && (out.Reason == nil || !strings.Contains(*out.Reason, " --db "+db+" compact "+codexSession) || out.SystemMessage == nil || !strings.Contains(*out.SystemMessage, "/clear")) {
 				t.Errorf("block without the instructions: %+v", out)
+			}
+			if blocked {
+				// The agent runs what it is asked to: the handoff is written.
+				_, rest, _ := strings.Cut(*out.Reason, "run `")
+				command, _, _ := strings.Cut(rest, "`")
+				sh := exec.Command("sh", "-c", command)
+				sh.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+				if b, err := sh.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", command, err, b)
+				}
+				if r := runBin(t, home, "", "--db", db, "handoff", "list", codexSession[:8], "--json"); !strings.Contains(r.stdout, codexSession) {
+					t.Errorf("no handoff after %s: %s", command, r.stdout)
+				}
 			}
 			log := hooksLog(t, home, db)
 			if len(log) != 1 || !strings.Contains(log[0]["detail"].(string), c.why) {

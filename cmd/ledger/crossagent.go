@@ -87,3 +87,18 @@ func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg str
 	fmt.Fprintln(app.Stdout, agentconfig.AgentStartCommand(opts.To, exe, sess.ID, sess.Project, flags...))
 	return nil
 }
+
+// ledgerCommand is the command line that runs this ledger binary on this
+// database, quoted for sh: what a hook asks the agent to run. "" when the
+// binary cannot be found ("ledger" then).
+func ledgerCommand(app *App) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	var flags []string
+	if app.dbFlag != "" {
+		flags = append(flags, "--db", engine.AbsPath(app.dbFlag))
+	}
+	return agentconfig.LedgerCommand(exe, flags...)
+}

@@ -79,8 +79,8 @@ after the handoff is safely written.`,
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
 	app.readFallback = true
 	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Agent: opts.Agent, Mode: opts.Mode, Startup: opts.Startup,
-		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"),
-		StateDir:   app.Getenv("XDG_STATE_HOME")})
+		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"), Ledger: ledgerCommand(app),
+		StateDir: app.Getenv("XDG_STATE_HOME")})
 	if run.Output != nil {
 		if err := writeJSON(app.Stdout, run.Output); err != nil {
 			fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", app.Engine().HookWarning(app.Getenv("XDG_STATE_HOME"), run.Receipt.Event, err))

@@ -52,17 +52,23 @@ func UninstallCodexHooks(doc []byte) ([]byte, error) {
 // its first prompt, which the ledger binary at exe prints (`resume --for`,
 // after flags such as --db).
 func AgentStartCommand(agent, exe, session, project string, flags ...string) string {
-	if abs, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = abs
-	}
-	resume := shellQuote(exe)
-	for _, f := range flags {
-		resume += " " + shellQuote(f)
-	}
-	resume += " resume --for " + agent + " " + shellQuote(session)
+	resume := LedgerCommand(exe, flags...) + " resume --for " + agent + " " + shellQuote(session)
 	line := agent + ` "$(` + resume + `)"`
 	if project != "" {
 		line = "cd " + shellQuote(project) + " && " + line
 	}
 	return line
+}
+
+// LedgerCommand is the ledger binary at exe (absolute) with flags, quoted
+// for sh where they need it.
+func LedgerCommand(exe string, flags ...string) string {
+	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = abs
+	}
+	c := shellQuote(exe)
+	for _, f := range flags {
+		c += " " + shellQuote(f)
+	}
+	return c
 }

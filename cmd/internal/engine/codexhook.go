@@ -154,10 +154,14 @@ func codexSessionMeta(path string) codexMeta {
 // compact`) and the user to /clear, by blocking the stop once. It never
 // blocks what clearSkip names, a session at its hard limit (95%: the
 // agent has no room left to do it), or a second time for one threshold
-// crossing (a session mark per compaction count: after a compaction the
-// context can cross again). Every decision is in the receipt.
+// crossing (a session mark per count of the agent's compactions: after a
+// compaction the context can cross again). Every decision is in the receipt.
 func (e *Engine) stopClear(ctx context.Context, in HookInput, o HookOptions, c hookClocks, r *hookResult) {
 	if r.err != nil || ctx.Err() != nil || in.SessionID == "" {
+		return
+	}
+	if why := e.clearSkip(in, o); why != "" {
+		r.note("clear mode: no block, %s", why)
 		return
 	}
 	st, sess, err := e.Session(ctx, in.SessionID)
@@ -176,11 +180,12 @@ func (e *Engine) stopClear(ctx context.Context, in HookInput, o HookOptions, c h
 		r.note("clear mode: no block, the session is at its hard limit (%.0f%% full)", pct)
 		return
 	}
-	if why := e.clearSkip(in, o); why != "" {
-		r.note("clear mode: no block, %s", why)
+	n, err := agentCompactions(ctx, st, sess.ID)
+	if err != nil {
+		r.note("clear mode: no block, the compactions could not be read (%v)", err)
 		return
 	}
-	first, err := st.Mark(store.WithLockDeadline(ctx, c.lockBy), sess.ID, fmt.Sprintf("clear-stop-%d", sess.Compactions))
+	first, err := st.Mark(store.WithLockDeadline(ctx, c.lockBy), sess.ID, fmt.Sprintf("clear-stop-%d", n))
 	switch {
 	case err != nil:
 		r.note("clear mode: no block, the threshold could not be recorded (%v)", err)
@@ -192,11 +197,28 @@ func (e *Engine) stopClear(ctx context.Context, in HookInput, o HookOptions, c h
 	r.outcome = store.OutcomeBlocked
 	r.out = StopOutput{
 		Decision: "block",
-		Reason: fmt.Sprintf("ledger: the context is %.0f%% full (%d of %d tokens). Write a handoff now: run `ledger compact %s`, then tell the user to run /clear, which starts a fresh session from that handoff. Do nothing else first.",
-			pct, sess.ContextTokens, win.Tokens, sess.ID),
+		Reason: fmt.Sprintf("ledger: the context is %.0f%% full (%d of %d tokens). Write a handoff now: run `%s compact %s`, then tell the user to run /clear, which starts a fresh session from that handoff. Do nothing else first.",
+			pct, sess.ContextTokens, win.Tokens, cmpOr(o.Ledger, "ledger"), sess.ID),
 		SystemMessage: fmt.Sprintf("ledger: the context is %.0f%% full; the agent is writing a handoff. Then run /clear: the new session starts from it.", pct),
 	}
 	r.note("clear mode: asked the agent to run ledger compact and the user to /clear (%.0f%% full)", pct)
+}
+
+// agentCompactions counts the session's compactions by the agent (read
+// from the transcript or recorded by the PreCompact hook), not the
+// handoffs `ledger compact` recorded: a compaction is what brings the
+// context back under the threshold, so the count tells one crossing from
+// the next. A handoff written on clear mode's request must not start a new
+// crossing, or the next stop would be blocked again.
+func agentCompactions(ctx context.Context, st *store.Store, session string) (int, error) {
+	cs, err := st.Compactions(ctx, store.CompactionFilter{SessionID: session})
+	n := 0
+	for _, c := range cs {
+		if c.Source != "cli" {
+			n++
+		}
+	}
+	return n, err
 }
 
 // preCompactClearSkip says why clear mode must not block this auto
@@ -207,10 +229,7 @@ func (e *Engine) preCompactClearSkip(ctx context.Context, st *store.Store, in Ho
 	if why := e.clearSkip(in, o); why != "" {
 		return why
 	}
-	n := int64(0)
-	if sess, err := st.Session(ctx, in.SessionID); err == nil {
-		n = sess.Compactions
-	}
+	n, _ := agentCompactions(ctx, st, in.SessionID)
 	first, err := st.Mark(store.WithLockDeadline(ctx, c.lockBy), in.SessionID, fmt.Sprintf("clear-precompact-%d", n))
 	switch {
 	case err != nil:

@@ -110,6 +110,10 @@ type HookOptions struct {
 	Agent   string
 	Mode    string // "assist", or "clear": block auto-compaction once the handoff is written
 	Startup bool   // inject the project's latest handoff at brand-new sessions too
+	// Ledger is the command line that runs this ledger on this database
+	// (the binary, --db), for what a hook asks the agent to run; "" for
+	// "ledger".
+	Ledger string
 	// Entrypoint is $CLAUDE_CODE_ENTRYPOINT: "sdk-cli" for claude -p
 	// (clear mode never blocks a headless run).
 	Entrypoint string
