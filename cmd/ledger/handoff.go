@@ -51,6 +51,7 @@ func newHandoffCmd(app *App) *cobra.Command {
 	}
 	jsonFlag(showCmd, &show.JSON)
 	cmd.AddCommand(listCmd, showCmd)
+	addHandoffTo(app, cmd)
 	return cmd
 }
 

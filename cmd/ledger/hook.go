@@ -10,6 +10,7 @@ import (
 )
 
 type hookOptions struct {
+	Agent   string
 	Mode    string
 	Startup bool
 }
@@ -31,8 +32,18 @@ hook_event_name. Installed by 'ledger hooks install'; you do not run it by hand.
   PostToolUse   ingest what is new; past 80% of the context window, and at
                 50, 100 and 150 tool calls, suggest a handoff and /clear (once
                 per threshold).
-  Stop          ingest what is new in the transcript.
+  PostCompact   (Codex) ingest the compaction Codex wrote, completing the
+                record PreCompact made.
+  Stop          ingest what is new in the transcript. In --mode clear, once
+                the context passes 80% of the window, ask the agent once to
+                run 'ledger compact' and the user to /clear; never in a
+                headless run (claude -p, codex exec), a subagent, or a
+                session at its hard limit (95%).
   SessionEnd    the same.
+
+With --agent codex it reads Codex CLI's hook input and prints only what
+Codex's output schema allows (installed by 'ledger hooks install --agent
+codex'). Every decision is a receipt: see 'ledger hooks log'.
 
 A hook never blocks or slows the agent. Each event has a budget (SessionStart
 2 s; PostToolUse, Stop and SessionEnd 1 s; PreCompact 10 s) that it keeps
@@ -50,10 +61,14 @@ after the handoff is safely written.`,
 			if opts.Mode != "assist" && opts.Mode != "clear" {
 				return usagef("--mode %q: want assist or clear", opts.Mode)
 			}
+			if opts.Agent != "claude" && opts.Agent != "codex" {
+				return usagef("--agent %q: want claude or codex", opts.Agent)
+			}
 			return runHook(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` or clear (block auto-compaction after writing the handoff)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` or codex: whose hook input this is, and whose output rules to keep")
+	cmd.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` or clear (ask for a handoff and /clear once the context passes the threshold)")
 	cmd.Flags().BoolVar(&opts.Startup, "startup", false, "inject the project's latest handoff at brand-new sessions too")
 	return cmd
 }
@@ -63,7 +78,8 @@ after the handoff is safely written.`,
 // stderr, and clear mode's block as the error that exits 2.
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
 	app.readFallback = true
-	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Mode: opts.Mode, Startup: opts.Startup,
+	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Agent: opts.Agent, Mode: opts.Mode, Startup: opts.Startup,
+		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"), Ledger: ledgerCommand(app),
 		StateDir: app.Getenv("XDG_STATE_HOME")})
 	if run.Output != nil {
 		if err := writeJSON(app.Stdout, run.Output); err != nil {

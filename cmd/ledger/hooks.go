@@ -14,34 +14,45 @@ import (
 
 type hooksOptions struct {
 	Install bool
+	Agent   string
 	Scope   string
 	Mode    string
 	Startup bool
-	JSON    bool
+	// StatusLine also sets ledger's status line (Claude Code), chaining
+	// the user's own.
+	StatusLine bool
+	JSON       bool
 }
 
 func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Install or remove ledger's Claude Code hooks",
-		Long: `Add ledger's hooks to Claude Code's settings.json, or take them out again.
+		Short: "Install or remove ledger's Claude Code or Codex hooks; show what they did",
+		Long: `Add ledger's hooks to Claude Code's settings.json (or, with --agent codex, to
+Codex's hooks.json), or take them out again; 'ledger hooks log' shows what
+each hook run did.
+
 Every other setting and every other hook is kept as it was; a second install
-changes nothing. The previous file is kept as settings.json.bak.
+changes nothing. The previous file is kept as settings.json.bak (hooks.json.bak).
+Codex runs new or changed hooks only once you trust them in its /hooks.
 
 Installed, ledger writes a handoff before each compaction, ingests the
 transcript when a turn or session ends, suggests a handoff and /clear when the
 context fills, and injects the handoff when a session resumes after /compact
 or /clear. See 'ledger hook --help' for what happens at each event.`,
 		Example: `  ledger hooks install
+  ledger hooks install --agent codex
   ledger hooks install --mode clear --scope project
-  ledger hooks uninstall`,
+  ledger hooks install --statusline
+  ledger hooks uninstall
+  ledger hooks log --session 019e5a10`,
 		Args: argsUsage(cobra.NoArgs),
 	}
 	for _, install := range []bool{true, false} {
 		opts := &hooksOptions{Install: install}
-		use, short := "install", "Add ledger's hooks to settings.json"
+		use, short := "install", "Add ledger's hooks to settings.json or Codex's hooks.json"
 		if !install {
-			use, short = "uninstall", "Remove ledger's hooks from settings.json (and nothing else)"
+			use, short = "uninstall", "Remove ledger's hooks (and status line) from settings.json or hooks.json, and nothing else"
 		}
 		sub := &cobra.Command{
 			Use:   use,
@@ -51,14 +62,17 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 				return runHooks(cmd.Context(), app, opts)
 			},
 		}
-		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json) or project (.claude/settings.json here)")
+		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json) or codex (hooks.json)")
+		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json) or project (.claude/settings.json, .codex/hooks.json here)")
 		if install {
 			sub.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` (handoff before each compaction) or clear (block auto-compaction once the handoff is written, so you /clear instead)")
 			sub.Flags().BoolVar(&opts.Startup, "startup", false, "also inject the project's latest handoff into brand-new sessions")
+			sub.Flags().BoolVar(&opts.StatusLine, "statusline", false, "also set Claude Code's status line to 'ledger statusline' (a status line you have is chained, and comes back at uninstall)")
 		}
 		jsonFlag(sub, &opts.JSON)
 		cmd.AddCommand(sub)
 	}
+	cmd.AddCommand(newHooksLogCmd(app))
 	return cmd
 }
 
@@ -66,7 +80,13 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if opts.Install && opts.Mode != "assist" && opts.Mode != "clear" {
 		return usagef("--mode %q: want assist or clear", opts.Mode)
 	}
-	path, err := settingsPath(app, opts.Scope)
+	if opts.Agent != "claude" && opts.Agent != "codex" {
+		return usagef("--agent %q: want claude or codex", opts.Agent)
+	}
+	if opts.StatusLine && opts.Agent == "codex" {
+		return usagef("--statusline: Codex has no status line command; it is Claude Code's")
+	}
+	path, err := hooksFilePath(app, opts)
 	if err != nil {
 		return err
 	}
@@ -87,6 +107,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		fmt.Fprintf(app.Stdout, "no ledger hooks in %s (nothing changed)\n", path)
 	case opts.Install:
 		fmt.Fprintf(app.Stdout, "installed ledger's hooks (%s mode) in %s; previous file kept as %s.bak\n", opts.Mode, path, filepath.Base(path))
+		if opts.Agent == "codex" {
+			fmt.Fprintln(app.Stdout, codexTrustNote)
+		}
 	default:
 		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
 	}
@@ -97,14 +120,25 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 // very binary, by absolute path, with the flags given, at every event
 // ledger handles) or removed.
 func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
+	if !opts.Install && opts.Agent == "codex" {
+		return agentconfig.UninstallCodexHooks(old)
+	}
 	if !opts.Install {
-		return agentconfig.UninstallClaudeHooks(old)
+		doc, err := agentconfig.UninstallStatusLine(old)
+		if err != nil {
+			return nil, err
+		}
+		return agentconfig.UninstallClaudeHooks(doc)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the ledger binary: %w", err)
 	}
 	var args []string
+	events := engine.HookEvents()
+	if opts.Agent == "codex" {
+		args, events = append(args, "--agent", "codex"), engine.CodexHookEvents()
+	}
 	if opts.Mode == "clear" {
 		args = append(args, "--mode", "clear")
 	}
@@ -119,10 +153,17 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		return nil, err
 	}
 	var hooks []agentconfig.Hook
-	for _, ev := range engine.HookEvents() {
+	for _, ev := range events {
 		hooks = append(hooks, agentconfig.Hook{Event: ev.Name, Command: command, Timeout: ev.Timeout})
 	}
-	return agentconfig.InstallClaudeHooks(old, hooks)
+	if opts.Agent == "codex" {
+		return agentconfig.InstallCodexHooks(old, hooks)
+	}
+	doc, err := agentconfig.InstallClaudeHooks(old, hooks)
+	if err != nil || !opts.StatusLine {
+		return doc, err
+	}
+	return agentconfig.InstallStatusLine(doc, exe)
 }
 
 // settingsPath is the settings.json of a scope.
@@ -138,4 +179,27 @@ func settingsPath(app *App, scope string) (string, error) {
 		return "", usagef("--scope %q: want user or project", scope)
 	}
 	return agentconfig.ClaudeSettingsPath(scope, home, wd)
+}
+
+// codexTrustNote is what Codex needs after an install: it skips new or
+// changed hooks until the user trusts them.
+const codexTrustNote = "Codex runs new or changed hooks only once you trust them: start codex and review them in /hooks (codex exec: --dangerously-bypass-hook-trust). A project's .codex/hooks.json loads only in a trusted project."
+
+// hooksFilePath is the file ledger's hooks go in: Claude Code's
+// settings.json or Codex's hooks.json ($CODEX_HOME), of the scope.
+func hooksFilePath(app *App, opts *hooksOptions) (string, error) {
+	if opts.Agent != "codex" {
+		return settingsPath(app, opts.Scope)
+	}
+	home, herr := app.home()
+	wd, werr := app.Getwd()
+	switch {
+	case opts.Scope == "user" && herr != nil && app.Getenv("CODEX_HOME") == "":
+		return "", herr
+	case opts.Scope == "project" && werr != nil:
+		return "", werr
+	case opts.Scope != "user" && opts.Scope != "project":
+		return "", usagef("--scope %q: want user or project", opts.Scope)
+	}
+	return agentconfig.CodexHooksPath(opts.Scope, home, wd, app.Getenv("CODEX_HOME"))
 }

@@ -15,6 +15,7 @@ type resumeOptions struct {
 	Project string
 	Budget  int
 	Format  string
+	For     string
 }
 
 func newResumeCmd(app *App) *cobra.Command {
@@ -38,7 +39,8 @@ Code cuts anything longer to a preview).`,
 		Example: `  ledger resume
   ledger resume 258c7280 --budget 1000
   ledger resume --project ~/src/app --format json
-  ledger resume --format hook`,
+  ledger resume --format hook
+  ledger resume --for codex 258c7280`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -58,6 +60,7 @@ Code cuts anything longer to a preview).`,
 	cmd.Flags().StringVar(&opts.Project, "project", "", "resume the latest session of this project `folder` (default: the current folder)")
 	cmd.Flags().IntVar(&opts.Budget, "budget", handoff.DefaultResumeBudget, "fit the context in `N` tokens")
 	cmd.Flags().StringVar(&opts.Format, "format", "md", "`md`, json, or hook (Claude Code SessionStart output)")
+	cmd.Flags().StringVar(&opts.For, "for", "", "print it as the first prompt of a session of this `agent` (claude or codex), whichever agent the session ran in")
 	return cmd
 }
 
@@ -70,6 +73,9 @@ func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
 			return err
 		}
 		req.Project = wd
+	}
+	if opts.For != "" {
+		return runCrossResume(ctx, app, req, opts)
 	}
 	if opts.Format == "hook" {
 		req.MaxChars = engine.MaxHookContext

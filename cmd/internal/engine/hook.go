@@ -31,6 +31,14 @@ type HookInput struct {
 	Reason string `json:"reason"`
 	// PostToolUse
 	ToolName string `json:"tool_name"`
+	// Stop: true when the agent goes on because a Stop hook blocked it.
+	StopHookActive bool `json:"stop_hook_active"`
+	// AgentID is set only inside a subagent (Claude Code; newer Codex).
+	AgentID string `json:"agent_id"`
+	// Model is the model's slug (Codex sends it at every event).
+	Model string `json:"model"`
+	// TurnID is Codex's turn (absent at SessionStart).
+	TurnID string `json:"turn_id"`
 }
 
 // maxHookInput caps what a hook reads from stdin: hook inputs are small; a
@@ -87,7 +95,7 @@ func HookEvents() []HookEvent {
 // HookBudget is the budget of an event ledger handles; ok is false for any
 // other event.
 func HookBudget(event string) (d time.Duration, ok bool) {
-	for _, ev := range HookEvents() {
+	for _, ev := range append(HookEvents(), CodexHookEvents()...) {
 		if ev.Name == event {
 			return ev.Budget, true
 		}
@@ -97,8 +105,18 @@ func HookBudget(event string) (d time.Duration, ok bool) {
 
 // HookOptions are the flags written into a hook's command line.
 type HookOptions struct {
+	// Agent is whose hook this is: "claude" ("" too) or "codex", whose
+	// output rules differ (see codexhook.go).
+	Agent   string
 	Mode    string // "assist", or "clear": block auto-compaction once the handoff is written
 	Startup bool   // inject the project's latest handoff at brand-new sessions too
+	// Ledger is the command line that runs this ledger on this database
+	// (the binary, --db), for what a hook asks the agent to run; "" for
+	// "ledger".
+	Ledger string
+	// Entrypoint is $CLAUDE_CODE_ENTRYPOINT: "sdk-cli" for claude -p
+	// (clear mode never blocks a headless run).
+	Entrypoint string
 	// StateDir is $XDG_STATE_HOME ("" for ~/.local/state): where the hook
 	// log is.
 	StateDir string
@@ -155,13 +173,22 @@ func (r *hookResult) deferred(format string, args ...any) {
 //	              ledger holds when its own ingest cannot write
 //	PostToolUse   ingest; suggest a handoff past 80% of the window and at
 //	              50, 100 and 150 tool calls, once each
-//	Stop          ingest, then bring the session's resume state up to date
-//	SessionEnd    the same
+//	PostCompact   ingest the compaction the agent wrote (codexhook.go)
+//	Stop          ingest, then bring the session's resume state up to date;
+//	              in clear mode, ask once for a handoff and /clear (stopClear)
+//	SessionEnd    ingest, then the resume state
 //
 // c says until when it may wait for the write lock and read the
 // transcript (see RunHook).
 func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookClocks) hookResult {
 	r := hookResult{outcome: store.OutcomeOK}
+	if o.Agent == "codex" && in.TranscriptPath == "" && in.Event != "SessionStart" {
+		// codex --ephemeral keeps no rollout (transcript_path is null):
+		// nothing to read, and nothing wrong.
+		r.outcome = store.OutcomeNothing
+		r.note("no transcript (transcript_path is null: codex --ephemeral)")
+		return r
+	}
 	switch in.Event {
 	case "PreCompact":
 		e.preCompact(ctx, in, o, c, &r)
@@ -171,9 +198,14 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 		if st, sess, ok := e.hookSession(ctx, in, c, &r); ok {
 			r.out = e.postToolUse(ctx, st, sess, &r)
 		}
+	case "PostCompact":
+		e.postCompact(ctx, in, c, &r)
 	case "Stop", "SessionEnd":
 		if e.hookIngest(ctx, in, c, &r) {
 			e.refreshAfterStop(ctx, in, c, &r)
+		}
+		if in.Event == "Stop" && o.Mode == "clear" {
+			e.stopClear(ctx, in, o, c, &r)
 		}
 	}
 	return r
@@ -313,7 +345,11 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 		r.deferred("handoff written to %s; its ledger row and compaction record wait for the write lock (in %s)", d.Path, pendingDir(st.Path()))
 		written = "the handoff is written to " + d.Path
 	}
-	if o.Mode == "clear" && in.Trigger == "auto" {
+	if o.Mode == "clear" && in.Trigger == "auto" && o.Agent != "codex" {
+		if why := e.preCompactClearSkip(ctx, st, in, o, c); why != "" {
+			r.note("clear mode: compaction not blocked, %s", why)
+			return
+		}
 		r.outcome = store.OutcomeBlocked
 		r.err = BlockError{written + ". Rather than compacting, run /clear: the new session starts from the handoff (clear, don't compact)."}
 	}
@@ -395,7 +431,11 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		}
 	case in.Source == "clear" || in.Source == "startup" && o.Startup:
 		req.Project, req.Exclude = in.Cwd, in.SessionID
+		req.MaxChars -= 400 // room for the line saying whose context it is
 	default:
+		if in.Source == "startup" && e.crossAgentOffer(ctx, in, o, r) {
+			return
+		}
 		r.outcome = store.OutcomeNothing
 		r.note("source %q: nothing to inject (install with --startup to inject at startup)", in.Source)
 		return
@@ -410,7 +450,12 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		r.err = err
 		return
 	}
-	r.out = NewSessionStartOutput(res.Markdown)
+	md := res.Markdown
+	if req.Project != "" {
+		// Another session's context: say whose, and how recent.
+		md = e.projectHandoffLine(ctx, res.Session) + "\n" + md
+	}
+	r.out = NewSessionStartOutput(md)
 	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), shortID(res.Session.ID))
 }
 

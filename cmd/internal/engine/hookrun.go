@@ -137,6 +137,9 @@ func (e *Engine) hookEnd(ctx context.Context, o HookOptions, in HookInput, start
 		run.Warning = e.HookWarning(o.StateDir, in.Event, err)
 		r.note("%s", strings.ReplaceAll(err.Error(), "\n", " "))
 	}
+	if o.Agent == "codex" {
+		r.detail = "codex: " + r.detail
+	}
 	run.Receipt = store.HookReceipt{SessionID: in.SessionID, Event: in.Event, At: start.UTC(),
 		MS: time.Since(start).Milliseconds(), Outcome: r.outcome, Detail: r.detail}
 	e.writeReceipt(ctx, o.StateDir, run.Receipt, hard)

@@ -45,6 +45,9 @@ type Resume struct {
 	Markdown  string
 	Tokens    int
 	HandoffID *int64 // nil when the handoff was extracted now
+	// Handoff is the handoff the context holds (CrossResume reads its
+	// tasks).
+	Handoff handoff.Doc
 }
 
 // errPending says the handoff resume uses is a pending one (pending.go).
@@ -112,6 +115,7 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		in.Compactions = append(in.Compactions, handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source})
 	}
 	count := compact.DefaultMemo()
+	res.Handoff = in.Handoff
 	res.Markdown = fitResume(in, req.Budget, req.MaxChars, count)
 	res.Tokens = count(res.Markdown)
 	return res, nil

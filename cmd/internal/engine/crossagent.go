@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store"
+)
+
+// AgentName is an agent's name for people: "Claude Code", "Codex".
+func AgentName(source string) string {
+	switch source {
+	case "claude", "":
+		return "Claude Code"
+	case "codex":
+		return "Codex"
+	}
+	return source
+}
+
+// toolMap is how one agent's tools are called in the other, for a handoff
+// that crosses: the tools a handoff's text may name (file edits, the
+// shell, the task list), from → to.
+var toolMap = map[string][][2]string{
+	"claude>codex": {
+		{"Edit, MultiEdit, Write (file edits)", "apply_patch"},
+		{"Bash", "your shell (exec_command)"},
+		{"Read, Grep, Glob", "your shell (cat, sed -n, rg)"},
+		{"TodoWrite, TaskCreate, TaskUpdate (the task list)", "update_plan (your plan)"},
+		{"WebSearch, WebFetch", "web_search"},
+	},
+	"codex>claude": {
+		{"apply_patch (file edits)", "Edit, MultiEdit or Write"},
+		{"shell, exec_command", "Bash"},
+		{"update_plan (the plan)", "TodoWrite (your task list)"},
+		{"web_search", "WebSearch"},
+	},
+}
+
+// planTool is the tool that holds an agent's task list.
+func planTool(agent string) string {
+	if agent == "codex" {
+		return "update_plan"
+	}
+	return "TodoWrite"
+}
+
+// CrossResume is a session's resume context as the first prompt of a
+// session of another agent (or the same).
+type CrossResume struct {
+	Resume
+	From, To string
+	Prompt   string
+}
+
+// CrossResume renders the resume context of req's session as a first
+// prompt for the agent to ("claude" or "codex"), whichever agent the
+// session ran in: which agent and session it comes from and when, the
+// other agent's tool names in this one's, the task list as a plan to
+// record first, and the resume context itself, fenced as recorded data.
+func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) (CrossResume, error) {
+	if to != "claude" && to != "codex" {
+		return CrossResume{}, fmt.Errorf("--for %q: want claude or codex", to)
+	}
+	r, err := e.Resume(ctx, req)
+	if err != nil {
+		return CrossResume{}, err
+	}
+	from := r.Session.Source
+	if from != "codex" {
+		from = "claude"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Carry on the work of a %s session (%s, project %s", AgentName(from), r.Session.ID, r.Session.Project)
+	if r.Session.GitBranch != "" {
+		fmt.Fprintf(&b, ", branch %s", r.Session.GitBranch)
+	}
+	if r.Session.LastAt.Valid {
+		fmt.Fprintf(&b, ", last active %s", r.Session.LastAt.Time.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	b.WriteString("). ")
+	if r.HandoffID != nil {
+		fmt.Fprintf(&b, "Its handoff (written %s) is below.", r.Handoff.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	} else {
+		b.WriteString("Its handoff, extracted from its latest messages, is below.")
+	}
+	b.WriteString(" Check it against the code before acting on it, then continue with the next steps.\n")
+	if m := toolMap[from+">"+to]; m != nil {
+		fmt.Fprintf(&b, "\nThe handoff was recorded in %s, whose tools have other names here:\n", AgentName(from))
+		for _, p := range m {
+			fmt.Fprintf(&b, "- %s → %s\n", p[0], p[1])
+		}
+	}
+	if plan := planSteps(r.Handoff.Tasks); len(plan) > 0 {
+		fmt.Fprintf(&b, "\nIts task list, to record first as your plan with %s:\n", planTool(to))
+		for i, s := range plan {
+			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, s.Subject)
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(r.Markdown)
+	return CrossResume{Resume: r, From: from, To: to, Prompt: b.String()}, nil
+}
+
+// planSteps is a task list as plan steps (deleted items left out), in the
+// statuses both agents' plan tools take: pending, in_progress, completed.
+func planSteps(tasks []handoff.Task) []handoff.Task {
+	var out []handoff.Task
+	for _, t := range tasks {
+		switch t.Status {
+		case handoff.TaskDeleted:
+			continue
+		case handoff.TaskCompleted, handoff.TaskInProgress:
+		default:
+			t.Status = handoff.TaskPending
+		}
+		out = append(out, t)
+	}
+	// Done first, then what is in progress, then what is to do: the order
+	// the work goes in.
+	rank := map[string]int{handoff.TaskCompleted: 0, handoff.TaskInProgress: 1, handoff.TaskPending: 2}
+	slices.SortStableFunc(out, func(a, b handoff.Task) int { return rank[a.Status] - rank[b.Status] })
+	return out
+}
+
+// crossAgentOffer is SessionStart at a brand-new session (no --startup):
+// when the project's latest session ran in the other agent, it offers
+// that session's handoff in one line, saying which agent and when (a task
+// moved between agents: "Claude ran out of quota, carry on in Codex"). It
+// reports whether it offered.
+func (e *Engine) crossAgentOffer(ctx context.Context, in HookInput, o HookOptions, r *hookResult) bool {
+	if in.Cwd == "" {
+		return false
+	}
+	sess, err := e.LatestProjectSession(ctx, in.Cwd, in.SessionID)
+	if err != nil {
+		return false
+	}
+	self := o.Agent
+	if self != "codex" {
+		self = "claude"
+	}
+	if sess.Source == self || sess.Source == "" {
+		return false
+	}
+	line := e.projectHandoffLine(ctx, sess)
+	r.out = NewSessionStartOutput(line + fmt.Sprintf(" To carry on from it, run `ledger resume --for %s %s` (it prints the handoff as a first prompt); say so to the user if they want to continue that work.", self, shortID(sess.ID)))
+	r.note("offered the handoff of the %s session %s", AgentName(sess.Source), shortID(sess.ID))
+	return true
+}
+
+// projectHandoffLine says whose and how recent the project's latest
+// handoff is: which agent's session, and when its handoff was written (or
+// when it was last active, when none was).
+func (e *Engine) projectHandoffLine(ctx context.Context, sess store.Session) string {
+	when := "no handoff written yet"
+	if st := e.Opened(); st != nil {
+		if h, err := st.LatestHandoff(ctx, sess.ID); err == nil {
+			when = "handoff written " + ageText(e.now().Sub(h.CreatedAt), h.CreatedAt)
+		}
+	}
+	last := ""
+	if sess.LastAt.Valid {
+		last = ", last active " + ageText(e.now().Sub(sess.LastAt.Time), sess.LastAt.Time)
+	}
+	return fmt.Sprintf("ledger: this project's latest work is a %s session (%s%s; %s).", AgentName(sess.Source), shortID(sess.ID), last, when)
+}
+
+// ageText is a time as "3h ago (2026-11-20 10:05 UTC)".
+func ageText(d time.Duration, at time.Time) string {
+	return fmt.Sprintf("%s ago (%s)", ago(d), at.UTC().Format("2006-01-02 15:04 UTC"))
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/agentconfig"
+	"github.com/agentledger/ledger/cmd/internal/engine"
+)
+
+// runCrossResume is `ledger resume --for AGENT`: the resume context as the
+// first prompt of the other agent (Markdown), or with --format json the
+// resume object with "from", "to" and "prompt".
+func runCrossResume(ctx context.Context, app *App, req engine.ResumeRequest, opts *resumeOptions) error {
+	if opts.For != "claude" && opts.For != "codex" {
+		return usagef("--for %q: want claude or codex", opts.For)
+	}
+	if opts.Format == "hook" {
+		return usagef("--for prints a first prompt: use --format md or json")
+	}
+	r, err := app.Engine().CrossResume(ctx, req, opts.For)
+	if err != nil {
+		return err
+	}
+	if opts.Format == "json" {
+		return writeJSON(app.Stdout, struct {
+			engine.ResumeDoc
+			From   string `json:"from"`
+			To     string `json:"to"`
+			Prompt string `json:"prompt"`
+		}{r.Doc(), r.From, r.To, r.Prompt})
+	}
+	fmt.Fprint(app.Stdout, r.Prompt)
+	return nil
+}
+
+type handoffToOptions struct {
+	To string
+}
+
+// addHandoffTo adds `ledger handoff --to AGENT SESSION` to the handoff
+// command.
+func addHandoffTo(app *App, cmd *cobra.Command) {
+	opts := &handoffToOptions{}
+	cmd.Use = "handoff [--to claude|codex SESSION]"
+	cmd.Long += `
+
+With --to AGENT SESSION, print the command line that starts AGENT (claude or
+codex) in the session's project with its handoff as the first prompt
+('ledger resume --for AGENT SESSION'), whichever agent the session ran in.`
+	cmd.Example += `
+  ledger handoff --to codex 258c7280`
+	cmd.Flags().StringVar(&opts.To, "to", "", "print the command line that starts this `agent` (claude or codex) from SESSION's handoff")
+	cmd.Args = argsUsage(cobra.MaximumNArgs(1))
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		switch {
+		case opts.To == "" && len(args) == 0:
+			return cmd.Help()
+		case opts.To == "":
+			return usagef("ledger handoff SESSION: say which agent to hand it to with --to claude|codex (or use handoff show)")
+		case opts.To != "claude" && opts.To != "codex":
+			return usagef("--to %q: want claude or codex", opts.To)
+		case len(args) == 0:
+			return usagef("--to %s: which SESSION?", opts.To)
+		}
+		return runHandoffTo(cmd.Context(), app, opts, args[0])
+	}
+}
+
+func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg string) error {
+	app.reads()
+	_, sess, err := app.Engine().Session(ctx, arg)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the ledger binary: %w", err)
+	}
+	var flags []string
+	if app.dbFlag != "" {
+		flags = append(flags, "--db", engine.AbsPath(app.dbFlag))
+	}
+	fmt.Fprintln(app.Stdout, agentconfig.AgentStartCommand(opts.To, exe, sess.ID, sess.Project, flags...))
+	return nil
+}
+
+// ledgerCommand is the command line that runs this ledger binary on this
+// database, quoted for sh: what a hook asks the agent to run. "" when the
+// binary cannot be found ("ledger" then).
+func ledgerCommand(app *App) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	var flags []string
+	if app.dbFlag != "" {
+		flags = append(flags, "--db", engine.AbsPath(app.dbFlag))
+	}
+	return agentconfig.LedgerCommand(exe, flags...)
+}

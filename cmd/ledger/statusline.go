@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+)
+
+type statuslineOptions struct {
+	Chain string
+}
+
+// The status line's clocks: Claude Code writes its input at once and
+// cancels a run when the next update comes, so waiting long helps nobody.
+const (
+	statusInputWait  = 500 * time.Millisecond
+	statusLedgerWait = 150 * time.Millisecond
+	statusChainWait  = 2 * time.Second
+	maxStatusInput   = 1 << 20
+)
+
+func newStatuslineCmd(app *App) *cobra.Command {
+	opts := &statuslineOptions{}
+	cmd := &cobra.Command{
+		Use:   "statusline",
+		Short: "Print Claude Code's status line: context, room to auto-compaction, handoff age",
+		Long: `Read Claude Code's status-line JSON on stdin and print one short line: the
+context in use against the model's window, the tokens left before Claude Code
+compacts on its own (the window less 33,000 tokens, lowered by
+CLAUDE_AUTOCOMPACT_PCT_OVERRIDE; "auto-compact off" with DISABLE_AUTO_COMPACT),
+the age of the session's latest handoff, and "⚑ handoff due" once the context
+passes 80% of the auto-compaction point with no handoff in the last 15 minutes.
+
+It never fails: input it cannot read prints a fallback line, and a ledger it
+cannot open leaves the handoff out. With --chain, the given command (the status
+line you had) runs on the same input, and its line comes first.
+'ledger hooks install --statusline' sets it up, chaining a status line you
+already have.`,
+		Example: `  ledger hooks install --statusline
+  echo '{"session_id":"abc","context_window":{"context_window_size":200000,"current_usage":{"input_tokens":90000}}}' | ledger statusline`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runStatusline(cmd.Context(), app, opts)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&opts.Chain, "chain", "", "run this status line `command` too (sh -c, same input) and print its line first")
+	return cmd
+}
+
+// runStatusline prints the status line, whatever happens.
+func runStatusline(ctx context.Context, app *App, opts *statuslineOptions) {
+	raw := readStatusInput(app.Stdin)
+	chained := make(chan string, 1)
+	if opts.Chain != "" {
+		go func() { chained <- runChained(ctx, opts.Chain, raw) }()
+	} else {
+		chained <- ""
+	}
+	line := engine.StatusFallback
+	if raw != nil {
+		line = statusWithin(ctx, app, raw)
+	}
+	if prev := strings.TrimRight(<-chained, "\n"); prev != "" {
+		if strings.Contains(prev, "\n") {
+			line = prev + "\n" + line
+		} else {
+			line = prev + " │ " + line
+		}
+	}
+	fmt.Fprintln(app.Stdout, line)
+}
+
+// readStatusInput is the status-line JSON, nil when none came in time.
+func readStatusInput(r io.Reader) []byte {
+	ch := make(chan []byte, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, maxStatusInput))
+		if err != nil {
+			b = nil
+		}
+		ch <- b
+	}()
+	select {
+	case b := <-ch:
+		return b
+	case <-time.After(statusInputWait):
+		return nil
+	}
+}
+
+// statusWithin is the engine's status line, the ledger's part (the
+// handoff's age) given statusLedgerWait at most; a ledger not there yet is
+// not created.
+func statusWithin(ctx context.Context, app *App, raw []byte) string {
+	app.reads()
+	withLedger := false
+	if path, err := app.DBPath(); err == nil {
+		_, err := os.Stat(path)
+		withLedger = !errors.Is(err, fs.ErrNotExist)
+	}
+	noLedger := app.Engine().StatusLine(ctx, raw, app.Getenv, false)
+	if !withLedger {
+		return noLedger
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusLedgerWait)
+	defer cancel()
+	// An engine of its own: one that is late is left to the process's exit
+	// rather than closed (which would wait for it).
+	eng := engine.New(app.openStore, engine.Options{})
+	ch := make(chan string, 1)
+	go func() { ch <- eng.StatusLine(ctx, raw, app.Getenv, true) }()
+	select {
+	case s := <-ch:
+		eng.Close()
+		return s
+	case <-ctx.Done():
+		return noLedger
+	}
+}
+
+// runChained runs the user's own status line on the same input: its
+// output, "" when it fails or takes too long.
+func runChained(ctx context.Context, command string, raw []byte) string {
+	ctx, cancel := context.WithTimeout(ctx, statusChainWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Stdin = bytes.NewReader(raw)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if cmd.Run() != nil && out.Len() == 0 {
+		return ""
+	}
+	return out.String()
+}
