@@ -263,6 +263,7 @@ gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 		newHookCmd(app),
 		newMCPCmd(app),
 		newServeCmd(app),
+		newSyncCmd(app),
 	)
 	return root
 }

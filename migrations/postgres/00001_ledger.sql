@@ -170,12 +170,14 @@ CREATE TABLE resume_states (
     updated_at TIMESTAMPTZ NOT NULL
 );
 
--- ledger sync: how far each local ledger (by its sync id) has pushed
--- each session (the seq of the last message sent).
+-- ledger sync: how far each local ledger (origin: host and file) has
+-- pushed each session (the seq of the last message sent, ...).
 CREATE TABLE sync_marks (
     origin     TEXT NOT NULL,
     session_id TEXT NOT NULL,
-    seq        BIGINT NOT NULL,
+    seq         BIGINT NOT NULL,
+    -- the largest local ids of the compactions, handoffs and notes sent
+    compactions BIGINT NOT NULL DEFAULT 0,
     handoffs   BIGINT NOT NULL DEFAULT 0,
     notes      BIGINT NOT NULL DEFAULT 0,
     updated_at TIMESTAMPTZ NOT NULL,
