@@ -55,7 +55,10 @@ func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 		return f, err
 	}
 	if s.pg {
-		return f, nil // the server's autovacuum reclaims the dead rows
+		// No file or WAL of ours holds the old rows: the server's
+		// autovacuum reclaims their space.
+		f.WALTruncated = true
+		return f, nil
 	}
 	f.WALTruncated, err = s.scrub(ctx)
 	if err != nil {

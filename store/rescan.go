@@ -125,7 +125,8 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		return res, fmt.Errorf("rescan: %w", err)
 	}
 	if s.pg {
-		return res, nil // no file, no WAL of ours to rewrite
+		res.WALTruncated = true // no file, no WAL of ours to rewrite
+		return res, nil
 	}
 	if err := Retry(ctx, func() error {
 		_, err := conn.ExecContext(ctx, `VACUUM`)

@@ -217,3 +217,34 @@ func TestSyncTwice(t *testing.T) {
 		t.Errorf("sync from a server: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestTeamLedgerSameAnswers: the read commands give the same output on
+// SQLite and on PostgreSQL holding the same corpus, session by session.
+func TestTeamLedgerSameAnswers(t *testing.T) {
+	corpus := corpusDir(t)
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	local := filepath.Join(home, "local.db")
+	for _, db := range []string{local, url} {
+		if r := ledgerEnv(t, home, nil, "--db", db, "ingest", corpus); r.code != 0 {
+			t.Fatalf("ingest into %s: %s", db, r.stderr)
+		}
+	}
+	var sessions []struct{ ID string }
+	decodeJSON(t, ledgerEnv(t, home, nil, "--db", local, "sessions", "--json").stdout, &sessions)
+	commands := [][]string{{"sessions", "--json"}, {"audit", "--json"}, {"audit"}}
+	for _, s := range sessions {
+		commands = append(commands, []string{"resume", s.ID}, []string{"resume", s.ID, "--format", "hook"},
+			[]string{"meter", s.ID, "--json"}, []string{"search", "--session", s.ID, "error", "--json"})
+	}
+	for _, c := range commands {
+		a := ledgerEnv(t, home, nil, append([]string{"--db", local}, c...)...)
+		b := ledgerEnv(t, home, nil, append([]string{"--db", url}, c...)...)
+		if a.code != b.code || a.stdout != b.stdout && c[0] != "search" {
+			t.Errorf("ledger %s: SQLite exit %d\n%s\nPostgreSQL exit %d\n%s%s", strings.Join(c, " "), a.code, a.stdout, b.code, b.stdout, b.stderr)
+		}
+		if c[0] == "search" && strings.Count(a.stdout, `"session"`) != strings.Count(b.stdout, `"session"`) {
+			t.Errorf("ledger %s: %d hits on SQLite, %d on PostgreSQL", strings.Join(c, " "), strings.Count(a.stdout, `"session"`), strings.Count(b.stdout, `"session"`))
+		}
+	}
+}
