@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/agentledger/ledger/store/pgtest"
@@ -245,6 +250,82 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 		}
 		if c[0] == "search" && strings.Count(a.stdout, `"session"`) != strings.Count(b.stdout, `"session"`) {
 			t.Errorf("ledger %s: %d hits on SQLite, %d on PostgreSQL", strings.Join(c, " "), strings.Count(a.stdout, `"session"`), strings.Count(b.stdout, `"session"`))
+		}
+	}
+}
+
+// TestMCPOnPostgres: the MCP server works unchanged on a team ledger: its
+// read tools on a read-only session of the server, its note tool writing.
+func TestMCPOnPostgres(t *testing.T) {
+	corpus := corpusDir(t)
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	ingestBin(t, home, url, corpus)
+	c := startMCP(t, home, "--db", url, "mcp")
+	var sessions struct{ Total int }
+	c.ok("sessions", nil, &sessions)
+	if sessions.Total != 11 {
+		t.Errorf("sessions: %d, want the corpus's 11", sessions.Total)
+	}
+	var found struct{ Hits []struct{ Session string } }
+	c.ok("search", map[string]any{"query": "test", "limit": 5}, &found)
+	if len(found.Hits) != 5 {
+		t.Errorf("search test: %d hits, want 5", len(found.Hits))
+	}
+	var r struct{ Session, Markdown string }
+	c.ok("resume", nil, &r)
+	if r.Session != mcpSession || !strings.Contains(r.Markdown, "# Resume") {
+		t.Errorf("resume: %s %.200q", r.Session, r.Markdown)
+	}
+	var a struct{ Totals struct{ Compactions int } }
+	c.ok("audit", nil, &a)
+	if a.Totals.Compactions != 3 {
+		t.Errorf("audit: %d compactions, want the corpus's 3", a.Totals.Compactions)
+	}
+	c.ok("note", map[string]any{"kind": "decision", "text": "keep the zeppelin parser"}, nil)
+	if r := runBin(t, home, "", "--db", url, "search", "zeppelin", "--kind", "note", "--json"); r.code != 0 || !strings.Contains(r.stdout, mcpSession) {
+		t.Errorf("the MCP note is not on the server: %s %s", r.stdout, r.stderr)
+	}
+}
+
+// TestServeOnPostgres: the web view serves a team ledger: the session
+// list, a session, a search.
+func TestServeOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	if r := runBin(t, home, "", "--db", url, "ingest", sampleDir(t)); r.code != 0 {
+		t.Fatalf("ingest: %d %s", r.code, r.stderr)
+	}
+	cmd := exec.Command(ledgerBin, "--db", url, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	base := regexp.MustCompile(`http://[^/]+/`).FindString(line)
+	if err != nil || base == "" {
+		t.Fatalf("no address in %q: %v (stderr %s)", line, err, stderr.String())
+	}
+	for path, want := range map[string]string{
+		"":                 "7c1d9e42",
+		"sessions/7c1d":    "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57",
+		"search?q=session": "7c1d9e42",
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET /%s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET /%s: %d, %d bytes without %q", path, resp.StatusCode, len(body), want)
 		}
 	}
 }
