@@ -329,3 +329,64 @@ func TestServeOnPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksOnPostgres: Claude Code's hooks on a team ledger, over a real
+// transcript (spotter-258c7280): PreCompact, fired twice, makes one
+// compaction record with a handoff; the transcript's boundary completes it
+// at SessionEnd; a receipt is left for each run.
+func TestHooksOnPostgres(t *testing.T) {
+	const session = "258c7280-ae70-4798-800f-63464d01a85d"
+	lines := splitLines(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
+	boundary := -1
+	for i, l := range lines {
+		if strings.Contains(string(l), `"subtype":"compact_boundary"`) {
+			boundary = i
+		}
+	}
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	write := func(ls [][]byte) {
+		if err := os.WriteFile(path, bytes.Join(ls, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := func(event string, extra map[string]any) string {
+		m := map[string]any{"session_id": session, "transcript_path": path, "cwd": "/home/USER/projects/spotter-worktrees/spotter-gqc",
+			"hook_event_name": event}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return hookJSON(t, m)
+	}
+	write(lines[:boundary])
+	for range 2 {
+		if r := runBin(t, home, in("PreCompact", map[string]any{"trigger": "auto"}), "--db", url, "hook"); r.code != 0 || r.stderr != "" {
+			t.Fatalf("PreCompact: exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+	if rows := auditRows(t, home, url); len(rows) != 1 || rows[0].Source != "hook" || rows[0].HandoffID == nil {
+		t.Fatalf("after PreCompact: %+v, want one hook record with a handoff", rows)
+	}
+	write(lines)
+	if r := runBin(t, home, in("SessionEnd", map[string]any{"reason": "other"}), "--db", url, "hook"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("SessionEnd: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// A hook reads within its budget and leaves the rest for the next
+	// run; an ingest then reads what is left.
+	if r := runBin(t, home, "", "--db", url, "ingest", path); r.code != 0 {
+		t.Fatalf("ingest: %s", r.stderr)
+	}
+	rows := auditRows(t, home, url)
+	if len(rows) != 1 || rows[0].PreTokens == nil || *rows[0].PreTokens != 167094 || rows[0].Summary < 2000 {
+		t.Errorf("after the boundary: %d records, want the one record completed (pre_tokens 167094, the summary)", len(rows))
+		for _, r := range rows {
+			t.Logf("%+v pre %v", r, *r.PreTokens)
+		}
+	}
+	r := runBin(t, home, "", "--db", url, "resume", session)
+	if r.code != 0 || !strings.Contains(r.stdout, "# Resume") {
+		t.Errorf("resume: %d %s", r.code, r.stderr)
+	}
+}
