@@ -252,6 +252,47 @@ var contractCases = []contractCase{
 			}
 		}
 	}},
+	{"newest matches of many", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		w, err := s.NewWriter(ctx, "codex")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 5000 // more than the first window of the PostgreSQL search
+		for i := range n {
+			text := fmt.Sprintf("line %d", i)
+			if i%10 == 0 {
+				text += " needle"
+			}
+			if i == 3 {
+				text += " haystack"
+			}
+			if _, err := w.AddMessage(ctx, compact.Message{UUID: fmt.Sprint("n", i), SessionID: fmt.Sprint("w", i/1000), Role: compact.RoleUser,
+				Time: time.Date(2026, 5, 1, 0, 0, i, 0, time.UTC), Blocks: []compact.Block{{Kind: compact.BlockText, Text: text}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("needle"), Limit: 20})
+		if err != nil || len(res.Hits) != 20 {
+			t.Fatalf("needle: %d hits, %v", len(res.Hits), err)
+		}
+		for i, h := range res.Hits {
+			if want := fmt.Sprintf("line %d", n-10-10*i); !strings.Contains(h.Snippet, want) {
+				t.Errorf("hit %d: %q, want %q (the newest first)", i, h.Snippet, want)
+			}
+		}
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("haystack"), Limit: 20})
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].SessionID != "w0" {
+			t.Errorf("haystack (the oldest rows only): %+v, %v", res.Hits, err)
+		}
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("needle"), SessionID: "w0", Limit: 5})
+		if err != nil || len(res.Hits) != 5 || !strings.Contains(res.Hits[0].Snippet, "line 990 ") {
+			t.Errorf("needle in w0: %+v, %v", res.Hits, err)
+		}
+	}},
 	{"forget removes every row", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -107,14 +108,32 @@ func (s *Store) rankPG(ctx context.Context, ix searchIndex, o SearchOptions, tsq
 	} else {
 		scored = false
 	}
-	var q query
-	q.add("SELECT t.session_id, '"+ix.kind+"' AS kind, t.id, t."+ix.at+" AS at, "+ix.role+" AS role FROM "+ix.table+
-		" t WHERE t.tsv @@ to_tsquery('simple', ?)"+ix.where, tsq)
-	o.filters(&q, ix)
-	q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
-	var hits []Hit
-	if err := s.db.SelectContext(ctx, &hits, q.sql.String(), q.args...); err != nil {
+	// The newest n matches are found in windows of the newest rows, each
+	// wider than the last, the last the whole table: a common word's
+	// newest matches lie in the first, and PostgreSQL would otherwise
+	// fetch and sort every match before it took n.
+	var top sql.NullInt64
+	if err := s.db.GetContext(ctx, &top, `SELECT max(id) FROM `+ix.table); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	var hits []Hit
+	for _, span := range []int64{4096, 65536, 0} {
+		var q query
+		q.add("SELECT t.session_id, '"+ix.kind+"' AS kind, t.id, t."+ix.at+" AS at, "+ix.role+" AS role FROM "+ix.table+
+			" t WHERE t.tsv @@ to_tsquery('simple', ?)"+ix.where, tsq)
+		whole := span == 0 || top.Int64-span <= 0
+		if !whole {
+			q.add(" AND t.id > ?", top.Int64-span)
+		}
+		o.filters(&q, ix)
+		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
+		hits = hits[:0]
+		if err := s.db.SelectContext(ctx, &hits, q.sql.String(), q.args...); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if whole || len(hits) >= n {
+			break
+		}
 	}
 	for i := range hits {
 		hits[i].At = hits[i].At.UTC()
