@@ -120,7 +120,7 @@ func (s *Store) PeakContexts(ctx context.Context, sessionIDs []string) (map[stri
 		SELECT session_id, max(coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)) AS peak
 		FROM messages WHERE session_id IN (`+in+`) AND sidechain = 0 AND output_tokens IS NOT NULL GROUP BY session_id
 		UNION ALL SELECT session_id, max(pre_tokens) FROM compactions WHERE session_id IN (`+in+`) AND pre_tokens IS NOT NULL
-		GROUP BY session_id) GROUP BY session_id`, append(anys(sessionIDs), anys(sessionIDs)...)...); err != nil {
+		GROUP BY session_id) AS p GROUP BY session_id`, append(anys(sessionIDs), anys(sessionIDs)...)...); err != nil {
 		return nil, fmt.Errorf("read peak context: %w", err)
 	}
 	for _, r := range rows {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -31,10 +32,11 @@ type Cursor struct {
 func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
 	var c Cursor
 	err := s.db.GetContext(ctx, &c, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at
-		FROM cursors WHERE path = ?`, path)
+		FROM cursors WHERE path = ?`, s.cursorKey(path))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Cursor{}, ErrNotFound
 	}
+	c.Path = path
 	if err != nil {
 		return Cursor{}, fmt.Errorf("read cursor %s: %w", path, err)
 	}
@@ -50,9 +52,25 @@ func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
 	}
 	m := make(map[string]Cursor, len(cs))
 	for _, c := range cs {
+		if s.pg {
+			p, ok := strings.CutPrefix(c.Path, s.host+":")
+			if !ok {
+				continue // another machine's
+			}
+			c.Path = p
+		}
 		m[c.Path] = c
 	}
 	return m, nil
+}
+
+// cursorKey is the cursors row of the file at path: the path, or on a
+// PostgreSQL server, which many machines share, host:path.
+func (s *Store) cursorKey(path string) string {
+	if s.pg {
+		return s.host + ":" + path
+	}
+	return path
 }
 
 func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {

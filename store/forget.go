@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Forgotten is what forgetting a session removes (or would remove).
@@ -52,6 +54,12 @@ func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 	if err != nil || dryRun {
 		return f, err
 	}
+	if s.pg {
+		// No file or WAL of ours holds the old rows: the server's
+		// autovacuum reclaims their space.
+		f.WALTruncated = true
+		return f, nil
+	}
 	f.WALTruncated, err = s.scrub(ctx)
 	if err != nil {
 		return f, fmt.Errorf("forget %s: %w", sessionID, err)
@@ -64,6 +72,14 @@ func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 // is closed rather than returned to the pool.)
 func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
 	f := Forgotten{SessionID: sessionID, HandoffFiles: []string{}}
+	if s.pg {
+		tx, _, err := s.beginWritePG(ctx)
+		if err != nil {
+			return f, fmt.Errorf("begin: %w", err)
+		}
+		defer tx.Rollback()
+		return s.forgetIn(ctx, tx, f, dryRun)
+	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return f, fmt.Errorf("connect: %w", err)
@@ -80,7 +96,13 @@ func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 		return f, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	err = tx.GetContext(ctx, &f, `SELECT
+	return s.forgetIn(ctx, tx, f, dryRun)
+}
+
+// forgetIn deletes the session f names in tx, and commits.
+func (s *Store) forgetIn(ctx context.Context, tx *sqlx.Tx, f Forgotten, dryRun bool) (Forgotten, error) {
+	sessionID := f.SessionID
+	err := tx.GetContext(ctx, &f, `SELECT
 		(SELECT count(*) FROM messages WHERE session_id = ?) AS messages,
 		(SELECT count(*) FROM handoffs WHERE session_id = ?) AS handoffs,
 		(SELECT count(*) FROM compactions WHERE session_id = ?) AS compactions,
@@ -115,6 +137,9 @@ func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 	// without them (FTS5's 'secure-delete' option, which removes them from
 	// the segments at each delete, measured twice as slow here).
 	for _, t := range ftsTables {
+		if s.pg {
+			break // PostgreSQL's tsvector columns went with their rows
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('optimize')`); err != nil {
 			return f, fmt.Errorf("forget %s: merge %s: %w", sessionID, t, err)
 		}

@@ -102,14 +102,12 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 		}
 	}
 	d := h.Doc
-	res, err := tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens, path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, d.Session, d.CreatedAt.UTC(), d.Trigger, d.Task, sections, d.Markdown, d.Tokens, h.Path)
+	// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
+	var id int64
+	err = tx.GetContext(ctx, &id, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens, path)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, d.Session, d.CreatedAt.UTC(), d.Trigger, d.Task, sections, d.Markdown, d.Tokens, h.Path)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert handoff: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, false, err
 	}
 	if h.Record != nil {
 		if err := addCompactionRecord(ctx, tx, d.Session, id, *h.Record); err != nil {

@@ -47,6 +47,9 @@ func (s *Store) beginWrite(ctx context.Context) (tx *sqlx.Tx, done func(), err e
 // given: setup's pragmas run on it before the transaction begins, and
 // reset's when done gives it back.
 func (s *Store) beginWriteWith(ctx context.Context, setup, reset string) (tx *sqlx.Tx, done func(), err error) {
+	if s.pg {
+		return s.beginWritePG(ctx) // no pragmas; its own lock
+	}
 	by, ok := lockDeadline(ctx)
 	if !ok && setup == "" {
 		tx, err := s.db.BeginTxx(ctx, nil)

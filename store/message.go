@@ -61,7 +61,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, last int) ([]com
 	var err error
 	if last > 0 {
 		err = s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages WHERE session_id = ?
-			ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, last)
+			ORDER BY seq DESC LIMIT ?) AS m ORDER BY seq`, sessionID, last)
 	} else {
 		err = s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
 	}
@@ -78,7 +78,7 @@ func (s *Store) RecentUserMessages(ctx context.Context, sessionID string, n int)
 	var rows []messageRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages
 		WHERE session_id = ? AND role = 'user' AND kind = 'text' AND meta = 0 AND compact_summary = 0 AND sidechain = 0
-		ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, n)
+		ORDER BY seq DESC LIMIT ?) AS m ORDER BY seq`, sessionID, n)
 	if err != nil {
 		return nil, fmt.Errorf("read requests of %s: %w", sessionID, err)
 	}

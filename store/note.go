@@ -30,13 +30,9 @@ func (s *Store) AddNote(ctx context.Context, n Note) (Note, error) {
 	}
 	n.CreatedAt = n.CreatedAt.UTC()
 	err := Retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?)`,
+		// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
+		return s.db.GetContext(ctx, &n.ID, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
 			n.SessionID, n.Kind, n.Text, n.CreatedAt)
-		if err != nil {
-			return err
-		}
-		n.ID, err = res.LastInsertId()
-		return err
 	})
 	if err != nil {
 		return n, fmt.Errorf("add note to %s: %w", n.SessionID, err)

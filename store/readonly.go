@@ -98,6 +98,9 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 	if path == "" {
 		return nil, errors.New("open database: no path")
 	}
+	if IsURL(path) {
+		return Open(ctx, path, append(opts, ReadOnly())...)
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return Open(ctx, path, opts...)
 	}

@@ -56,11 +56,13 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		return res, fmt.Errorf("rescan: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-		return res, fmt.Errorf("rescan: secure delete: %w", err)
+	if !s.pg { // PostgreSQL has no secure_delete: autovacuum reclaims dead rows
+		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+			return res, fmt.Errorf("rescan: secure delete: %w", err)
+		}
+		// The connection goes back to the pool: leave it as the others are.
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
 	}
-	// The connection goes back to the pool: leave it as the others are.
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
 
 	passes := []struct {
 		name string
@@ -111,6 +113,9 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 			return fmt.Errorf("drop resume states: %w", err)
 		}
 		for _, t := range ftsTables {
+			if s.pg {
+				break // PostgreSQL's tsvector columns are generated
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
 				return fmt.Errorf("rebuild %s: %w", t, err)
 			}
@@ -118,6 +123,10 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		return tx.Commit()
 	}); err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
+	}
+	if s.pg {
+		res.WALTruncated = true // no file, no WAL of ours to rewrite
+		return res, nil
 	}
 	if err := Retry(ctx, func() error {
 		_, err := conn.ExecContext(ctx, `VACUUM`)

@@ -37,6 +37,7 @@ type SearchOptions struct {
 	Until     time.Time
 	Kind      string // "", or one of the Kind constants
 	Role      string // messages of this role only (leaves out handoffs and compactions)
+	Host      string // sessions of this machine only (Session.Host)
 	Limit     int
 }
 
@@ -78,14 +79,18 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 	if o.Limit <= 0 {
 		o.Limit = 20
 	}
-	hits, err := s.search(ctx, o, o.Query.MatchAll(), len(o.Query.Groups) > 1)
+	search, all, anyWord := s.search, o.Query.MatchAll(), o.Query.MatchAny()
+	if s.pg {
+		search, all, anyWord = s.searchPG, o.Query.tsquery(true), o.Query.tsquery(false)
+	}
+	hits, err := search(ctx, o, all, len(o.Query.Groups) > 1)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	if len(hits) > 0 || o.Query.Words() < 2 {
 		return SearchResult{Hits: hits}, nil
 	}
-	hits, err = s.search(ctx, o, o.Query.MatchAny(), true)
+	hits, err = search(ctx, o, anyWord, true)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -149,7 +154,7 @@ func (s *Store) search(ctx context.Context, o SearchOptions, match string, score
 
 // filtered tells whether a search has filters that need each match's row.
 func (o SearchOptions) filtered() bool {
-	return o.SessionID != "" || o.Project != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
+	return o.SessionID != "" || o.Project != "" || o.Host != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
 }
 
 // indexes are the indexes a search's kind and role filters allow.
@@ -207,6 +212,9 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 		// below dir: "dir/" <= project < "dir0" ('0' follows '/')
 		dir := filepath.Clean(o.Project)
 		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))", dir, dir+"/", dir+"0")
+	}
+	if o.Host != "" {
+		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE host = ?)", o.Host)
 	}
 	if !o.Since.IsZero() {
 		q.add(" AND t."+ix.at+" >= ?", o.Since.UTC())

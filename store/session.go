@@ -24,10 +24,13 @@ type Session struct {
 	Messages      int64        `db:"messages"`
 	Compactions   int64        `db:"compactions"`
 	ToolCalls     int64        `db:"tool_calls"`
+	// Host is the machine whose ledger first wrote the session ('' for
+	// sessions written before ledger kept it).
+	Host string `db:"host"`
 }
 
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
-	started_at, last_at, messages, compactions, tool_calls`
+	started_at, last_at, messages, compactions, tool_calls, host`
 
 // SessionFilter narrows a session listing.
 type SessionFilter struct {
@@ -40,6 +43,8 @@ type SessionFilter struct {
 	Exclude string
 	// Source keeps one agent's sessions ("claude" or "codex").
 	Source string
+	// Host keeps the sessions of one machine (see Session.Host).
+	Host string
 	// Since and Until keep sessions whose latest activity is at or after
 	// Since and before Until (zero: no bound).
 	Since, Until time.Time
@@ -75,6 +80,10 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		where = append(where, `source = ?`)
 		args = append(args, f.Source)
 	}
+	if f.Host != "" {
+		where = append(where, `host = ?`)
+		args = append(args, f.Host)
+	}
 	if !f.Since.IsZero() {
 		where = append(where, `last_at >= ?`)
 		args = append(args, f.Since.UTC())
@@ -88,9 +97,12 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 	}
 	q += ` ORDER BY last_at IS NULL, last_at DESC, id`
 	if f.Limit > 0 || f.Offset > 0 {
-		limit := f.Limit
-		if limit <= 0 {
+		var limit any = f.Limit
+		if f.Limit <= 0 {
 			limit = -1 // SQLite: no limit
+			if s.pg {
+				limit = nil // PostgreSQL: no limit
+			}
 		}
 		q += ` LIMIT ? OFFSET ?`
 		args = append(args, limit, f.Offset)
@@ -150,5 +162,14 @@ func (s *Store) SessionFiles(ctx context.Context, sessionID string) ([]string, e
 	if err := s.db.SelectContext(ctx, &paths, `SELECT path FROM cursors WHERE session_id = ? ORDER BY path`, sessionID); err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", sessionID, err)
 	}
-	return paths, nil
+	if !s.pg {
+		return paths, nil
+	}
+	var mine []string // this machine's files (cursorKey)
+	for _, p := range paths {
+		if p, ok := strings.CutPrefix(p, s.host+":"); ok {
+			mine = append(mine, p)
+		}
+	}
+	return mine, nil
 }

@@ -18,6 +18,7 @@ import (
 	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/agentledger/ledger/migrations"
+	pgmigrations "github.com/agentledger/ledger/migrations/postgres"
 	"github.com/agentledger/ledger/store/secrets"
 )
 
@@ -46,6 +47,12 @@ type Store struct {
 	// readOnly stores refuse every write (ReadOnly, OpenReader); stale
 	// when it could not read the WAL.
 	readOnly, stale bool
+	// pg: the ledger is on the PostgreSQL server at url; localPath is
+	// where its files go on this machine (WithLocalPath).
+	pg             bool
+	url, localPath string
+	// host is written on the sessions the store creates (WithHost).
+	host string
 }
 
 func init() {
@@ -90,9 +97,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open database: no path")
 	}
-	s := &Store{path: path, redactor: secrets.New()}
+	s := &Store{path: path, redactor: secrets.New(), host: defaultHost()}
 	for _, o := range opts {
 		o(s)
+	}
+	if IsURL(path) {
+		s.pg, s.url, s.path = true, path, s.localPath
+		return openPostgres(ctx, s)
 	}
 	if s.readOnly {
 		return openReadOnly(ctx, s)
@@ -138,7 +149,8 @@ func createFile(path string) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Path is the database file's path.
+// Path is the database file's path; for a PostgreSQL store, the local
+// path given with WithLocalPath (its files go beside it).
 func (s *Store) Path() string { return s.path }
 
 // TargetVersion is the schema version this binary migrates to: the highest
@@ -171,7 +183,7 @@ func schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 	var v sql.NullInt64
 	err := db.GetContext(ctx, &v, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`)
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
+		if strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), `relation "goose_db_version" does not exist`) {
 			return 0, nil
 		}
 		return 0, fmt.Errorf("read schema version: %w", err)
@@ -187,6 +199,9 @@ func schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 // transaction of its own) the loser waits a little and tries the rest.
 func (s *Store) migrate(ctx context.Context) error {
 	want, err := TargetVersion()
+	if s.pg {
+		want, err = targetOf(pgmigrations.FS)
+	}
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
@@ -198,12 +213,13 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	if have > want {
-		return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.path, have, want)
+		return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.Location(), have, want)
 	}
 	p, err := s.provider()
 	if err != nil {
 		return err
 	}
+	defer p.closeDB()
 	for attempt := 0; ; attempt++ {
 		_, err := p.Up(ctx)
 		if err == nil {
@@ -225,12 +241,23 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 }
 
-func (s *Store) provider() (*goose.Provider, error) {
+// migrator is goose's provider for the store's dialect, and what closes
+// the connections it was given.
+type migrator struct {
+	*goose.Provider
+	closeDB func()
+}
+
+func (s *Store) provider() (migrator, error) {
+	if s.pg {
+		p, closeDB, err := s.pgProvider()
+		return migrator{p, closeDB}, err
+	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, s.db.DB, migrations.FS)
 	if err != nil {
-		return nil, fmt.Errorf("load migrations: %w", err)
+		return migrator{}, fmt.Errorf("load migrations: %w", err)
 	}
-	return p, nil
+	return migrator{p, func() {}}, nil
 }
 
 // MigrateDown rolls the schema back to version (0 removes every table).
@@ -240,6 +267,7 @@ func (s *Store) MigrateDown(ctx context.Context, version int64) error {
 	if err != nil {
 		return err
 	}
+	defer p.closeDB()
 	if _, err := p.DownTo(ctx, version); err != nil {
 		return fmt.Errorf("migrate down to %d: %w", version, err)
 	}
@@ -254,6 +282,12 @@ func (s *Store) MigrateUp(ctx context.Context) error {
 // SQLiteVersion is the version of the SQLite library in the binary.
 func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
 	var v string
+	if s.pg {
+		if err := s.db.GetContext(ctx, &v, `SHOW server_version`); err != nil {
+			return "", fmt.Errorf("read server version: %w", err)
+		}
+		return "PostgreSQL " + v, nil
+	}
 	if err := s.db.GetContext(ctx, &v, `SELECT sqlite_version()`); err != nil {
 		return "", fmt.Errorf("read sqlite version: %w", err)
 	}

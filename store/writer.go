@@ -50,6 +50,8 @@ type Writer struct {
 	sessions map[string]*sessionState
 	stmts    writerStmts
 	redactor *secrets.Redactor // nil: store secrets as they come
+	pg       bool              // on PostgreSQL (see addRow)
+	host     string            // written on the sessions it creates
 }
 
 // sessionState is what the writer keeps per session for the length of a
@@ -103,7 +105,7 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
-	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor}
+	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor, pg: s.pg, host: s.host}
 	fail := func(what string, err error) (*Writer, error) {
 		w.Rollback()
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -111,9 +113,13 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 	if err := tx.GetContext(ctx, &w.firstID, `SELECT coalesce(max(id), 0) FROM messages`); err != nil {
 		return fail("read last message id", err)
 	}
+	returning := ""
+	if s.pg {
+		returning = " RETURNING id" // PostgreSQL has no last insert id
+	}
 	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`)
 		VALUES (?`+strings.Repeat(", ?", strings.Count(insertColumns, ","))+`)
-		ON CONFLICT (session_id, uuid) DO NOTHING`); err != nil {
+		ON CONFLICT (session_id, uuid) DO NOTHING`+returning); err != nil {
 		return fail("prepare insert message", err)
 	}
 	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
@@ -180,7 +186,7 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		if st.forgotten {
 			break
 		}
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, w.source); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source, host) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, id, w.source, w.host); err != nil {
 			return nil, fmt.Errorf("insert session %s: %w", id, err)
 		}
 		st.fresh = true
@@ -357,7 +363,7 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		return false, err
 	}
 	in, cacheCreation, cacheRead, out := usageArgs(m.Usage)
-	res, err := w.stmts.insertMessage.ExecContext(ctx, // in the order of insertColumns
+	id, added, err := w.insertRow(ctx, // in the order of insertColumns
 		m.SessionID,      // session_id
 		m.UUID,           // uuid
 		m.ParentUUID,     // parent_uuid
@@ -382,10 +388,9 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("insert message %s: %w", m.UUID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !added {
 		return false, nil
 	}
-	id, _ := res.LastInsertId()
 	st.nextSeq++
 	st.added++
 	w.counts.Messages++
@@ -413,6 +418,28 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		}
 	}
 	return true, nil
+}
+
+// insertRow runs the insert message statement: the new row's id, and
+// whether it was added (not already there).
+func (w *Writer) insertRow(ctx context.Context, args ...any) (int64, bool, error) {
+	if w.pg {
+		var id int64
+		err := w.stmts.insertMessage.QueryRowContext(ctx, args...).Scan(&id)
+		if err == sql.ErrNoRows {
+			return 0, false, nil
+		}
+		return id, err == nil, err
+	}
+	res, err := w.stmts.insertMessage.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, false, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return 0, false, nil
+	}
+	id, _ := res.LastInsertId()
+	return id, true, nil
 }
 
 // keepUsage keeps an API response's usage on its latest line only, so that
@@ -557,7 +584,18 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 // SaveCursor records how far a file was read, to be committed with the
 // records read from it.
 func (w *Writer) SaveCursor(ctx context.Context, c *Cursor) error {
-	return saveCursor(ctx, w.tx, c)
+	return saveCursor(ctx, w.tx, w.cursorRow(c))
+}
+
+// cursorRow is c as its row is keyed: on PostgreSQL, by host:path (see
+// Store.cursorKey).
+func (w *Writer) cursorRow(c *Cursor) *Cursor {
+	if !w.pg || c == nil {
+		return c
+	}
+	row := *c
+	row.Path = w.host + ":" + c.Path
+	return &row
 }
 
 // Commit flushes the session rows, indexes the messages the transaction
@@ -573,13 +611,13 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 			return err
 		}
 	}
-	if w.counts.Messages > 0 {
+	if w.counts.Messages > 0 && !w.pg { // PostgreSQL's tsvector column is generated
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?`, w.firstID); err != nil {
 			return fmt.Errorf("index messages: %w", err)
 		}
 	}
 	if c != nil {
-		if err := saveCursor(ctx, w.tx, c); err != nil {
+		if err := saveCursor(ctx, w.tx, w.cursorRow(c)); err != nil {
 			return err
 		}
 	}

@@ -76,6 +76,7 @@ func main() {
 	flag.StringVar(&c.out, "out", "", "also write the table to this file")
 	flag.StringVar(&c.profileDir, "profile", "", "write a CPU profile (--cpuprofile) of one extra run of each ledger command into this folder")
 	flag.BoolVar(&c.clean, "clean", false, "remove the corpora and databases when done")
+	flag.StringVar(&pgServer, "postgres", "", "also ingest and search every size on a PostgreSQL ledger on this server (`URL` of a role that may create databases)")
 	flag.BoolVar(&c.prepare, "prepare", false, "only generate the corpora (and build ledger), then exit")
 	flag.Parse()
 	for _, f := range strings.Split(sizes, ",") {
@@ -228,8 +229,13 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("hooks on the corpus: %w", err)
 		}
 	}
+	if pgServer != "" {
+		if err := b.measurePostgres(); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+	}
 	b.env = append(b.env, "load after: "+loadavg())
-	table := b.table()
+	table := b.table() + b.pgTable()
 	fmt.Print(table)
 	if c.out != "" {
 		if err := os.WriteFile(c.out, []byte(table), 0o644); err != nil {

@@ -53,6 +53,27 @@ func (a *App) DBPath() (string, error) {
 	return engine.DBPath(a.Getenv)
 }
 
+// serverOptions are the options a store on a PostgreSQL server needs
+// (none for a SQLite file): where its files go on this machine (beside
+// the SQLite ledger this machine would use) and this machine's name
+// ($LEDGER_HOST, else the system's).
+func (a *App) serverOptions(db string) []store.Option {
+	if !store.IsURL(db) {
+		return nil
+	}
+	local, _ := engine.DBPath(func(k string) string {
+		if k == "LEDGER_DB" {
+			return ""
+		}
+		return a.Getenv(k)
+	})
+	opts := []store.Option{store.WithLocalPath(local)}
+	if h := a.Getenv("LEDGER_HOST"); h != "" {
+		opts = append(opts, store.WithHost(h))
+	}
+	return opts
+}
+
 // home is $HOME, else the system's idea of the user's home folder.
 func (a *App) home() (string, error) {
 	if h := a.Getenv("HOME"); h != "" {
@@ -79,7 +100,7 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opts []store.Option
+	opts := a.serverOptions(path)
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
 	}
@@ -243,6 +264,7 @@ gitleaks' rule set. --no-redact turns that off (see its risk below).`,
 		newHookCmd(app),
 		newMCPCmd(app),
 		newServeCmd(app),
+		newSyncCmd(app),
 	)
 	return root
 }

@@ -43,8 +43,8 @@ func runInit(ctx context.Context, app *App, opts *initOptions) error {
 		return writeJSON(app.Stdout, struct {
 			DB            string `json:"db"`
 			SchemaVersion int64  `json:"schema_version"`
-		}{s.Path(), v})
+		}{s.Location(), v})
 	}
-	fmt.Fprintf(app.Stdout, "%s (schema version %d)\n", s.Path(), v)
+	fmt.Fprintf(app.Stdout, "%s (schema version %d)\n", s.Location(), v)
 	return nil
 }

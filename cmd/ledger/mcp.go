@@ -81,7 +81,7 @@ func (a *App) openReadOnlyStore(ctx context.Context) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(ctx, path, store.ReadOnly())
+	return store.Open(ctx, path, append(a.serverOptions(path), store.ReadOnly())...)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -23,6 +23,7 @@ type searchOptions struct {
 	Until   string
 	Kind    string
 	Role    string
+	Host    string
 	Limit   int
 	JSON    bool
 }
@@ -52,7 +53,8 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
   ledger search -docker compose          # words may start with -, before or after flags
   ledger search -- --verbose             # a word that looks like a long flag: after --
   ledger search TestSessionExpiry --kind handoff --json
-  ledger search 'migrate* OR goose' --project ~/src/app --role assistant`,
+  ledger search 'migrate* OR goose' --project ~/src/app --role assistant
+  ledger search 'migration failed' --host ci-runner-2   # one machine's, on a team ledger`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		// A query may start with '-' (see queryArgs).
 		Annotations: map[string]string{queryAnnotation: "true"},
@@ -74,6 +76,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 	f.StringVar(&opts.Until, "until", "", "only before `time` (date, RFC 3339, or 7d/36h ago)")
 	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff, compaction or note")
 	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user, assistant, system or tool")
+	f.StringVar(&opts.Host, "host", "", "only sessions of this machine (`name`, as sessions --json shows it)")
 	f.IntVar(&opts.Limit, "limit", 20, "show at most `N` hits")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
@@ -86,7 +89,7 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	if err := engine.CheckSearch(opts.Kind, opts.Role, opts.Limit); err != nil {
 		return usagef("--%v", err)
 	}
-	req.Kind, req.Role = opts.Kind, opts.Role
+	req.Kind, req.Role, req.Host = opts.Kind, opts.Role, opts.Host
 	var err error
 	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
 		return err

@@ -66,7 +66,9 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.OpenReadOnly(ctx, path) }, engine.Options{})
+	e := engine.New(func(ctx context.Context) (*store.Store, error) {
+		return store.Open(ctx, path, append(app.serverOptions(path), store.ReadOnly())...)
+	}, engine.Options{})
 	defer e.Close()
 	srv, err := web.New(ctx, e, web.Options{AllowRemote: opts.AllowRemote})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 type sessionsOptions struct {
 	Project string
+	Host    string
 	Limit   int
 	JSON    bool
 }
@@ -28,7 +29,8 @@ func newSessionsCmd(app *App) *cobra.Command {
 		Long: `List the sessions in the ledger, newest activity first, with their source
 (claude or codex), project folder, title, message and compaction counts.`,
 		Example: `  ledger sessions --limit 10
-  ledger sessions --project . --json`,
+  ledger sessions --project . --json
+  ledger sessions --host build-runner-3   # one machine's, on a team ledger`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Limit < 0 {
@@ -38,6 +40,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
+	cmd.Flags().StringVar(&opts.Host, "host", "", "only sessions of this machine (`name` as on the session: see --json)")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "show at most `N` sessions (0: all)")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
@@ -45,7 +48,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 	app.reads()
-	list, err := app.Engine().Sessions(ctx, opts.Project, opts.Limit)
+	list, err := app.Engine().SessionsOf(ctx, store.SessionFilter{Project: opts.Project, Host: opts.Host, Limit: opts.Limit})
 	if err != nil {
 		return err
 	}

@@ -117,8 +117,12 @@ func DBPath(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "share", "ledger", "ledger.db"), nil
 }
 
-// AbsPath is path made absolute (as it is when that fails).
+// AbsPath is path made absolute (as it is when that fails). A PostgreSQL
+// URL is not a path: it stays as it is.
 func AbsPath(path string) string {
+	if store.IsURL(path) {
+		return path
+	}
 	if p, err := filepath.Abs(path); err == nil {
 		return p
 	}

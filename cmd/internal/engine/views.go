@@ -49,6 +49,8 @@ type SessionRow struct {
 	LastAt      Time   `json:"last_at"`
 	Messages    int64  `json:"messages"`
 	Compactions int64  `json:"compactions"`
+	// Host is the machine whose ledger first wrote the session.
+	Host string `json:"host"`
 }
 
 // SessionRows is a session listing as the contract shows it.
@@ -57,7 +59,7 @@ func SessionRows(list []store.Session) []SessionRow {
 	for _, x := range list {
 		out = append(out, SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
 			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
-			Messages: x.Messages, Compactions: x.Compactions})
+			Messages: x.Messages, Compactions: x.Compactions, Host: x.Host})
 	}
 	return out
 }
@@ -74,6 +76,19 @@ func (e *Engine) Sessions(ctx context.Context, project string, limit int) ([]sto
 		project = AbsPath(project)
 	}
 	return st.Sessions(ctx, store.SessionFilter{Project: project, Limit: limit})
+}
+
+// SessionsOf lists the sessions a filter keeps, newest activity first; a
+// project is a folder, as in Sessions.
+func (e *Engine) SessionsOf(ctx context.Context, f store.SessionFilter) ([]store.Session, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f.Project != "" {
+		f.Project = AbsPath(f.Project)
+	}
+	return st.Sessions(ctx, f)
 }
 
 // Hit is one element of `ledger search --json`: its snippet plain.

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// SyncResult is what `ledger sync` pushed, and where.
+type SyncResult struct {
+	To string `json:"to"` // the server, without its password
+	store.PushCounts
+}
+
+// Sync pushes this machine's SQLite ledger to the PostgreSQL ledger that
+// open opens: what is new since the last sync of this ledger (its host and
+// file name it on the server), each session in one transaction of the
+// server, its secrets redacted with this ledger's rules before they leave.
+func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.Store, error)) (SyncResult, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return SyncResult{}, err
+	}
+	if st.Postgres() {
+		return SyncResult{}, errors.New("sync pushes a local SQLite ledger to a server: --db is a server already")
+	}
+	dst, err := open(ctx)
+	if err != nil {
+		return SyncResult{}, err
+	}
+	defer dst.Close()
+	res := SyncResult{To: dst.Location()}
+	res.PushCounts, err = st.Push(ctx, dst, st.Host()+":"+AbsPath(st.Path()))
+	return res, err
+}

@@ -1,0 +1,475 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store/pgtest"
+)
+
+// backend is a way to open a fresh ledger: a SQLite file, or a database on
+// the test PostgreSQL server.
+type backend struct {
+	name string
+	open func(t testing.TB, opts ...Option) *Store
+}
+
+func openPG(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	opts = append([]Option{WithLocalPath(t.TempDir() + "/ledger.db"), WithHost("test-host")}, opts...)
+	s, err := Open(context.Background(), pgtest.URL(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openSQLite(t testing.TB, opts ...Option) *Store {
+	return openTemp(t, append([]Option{WithHost("test-host")}, opts...)...)
+}
+
+var backends = []backend{{"sqlite", openSQLite}, {"postgres", openPG}}
+
+// contractCase is one case of the store's contract: the same calls must
+// give the same results on every backend.
+type contractCase struct {
+	name string
+	run  func(t *testing.T, s *Store)
+}
+
+// TestBackendContract runs every contract case against SQLite and
+// PostgreSQL.
+func TestBackendContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			for _, c := range contractCases {
+				t.Run(c.name, func(t *testing.T) { c.run(t, b.open(t)) })
+			}
+		})
+	}
+}
+
+var contractCases = []contractCase{
+	{"conversation", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		sess, err := s.Session(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.Messages != 6 || sess.Compactions != 1 || sess.Host != "test-host" || sess.Source != "claude" ||
+			!Time(sess.StartedAt).Equal(at.Add(time.Minute)) || !Time(sess.LastAt).Equal(at.Add(6*time.Minute)) {
+			t.Errorf("session s1 = %+v", sess)
+		}
+		if sess.ContextTokens != 500 {
+			t.Errorf("context tokens %d, want 500 (the last main-line response)", sess.ContextTokens)
+		}
+		msgs, err := s.Messages(ctx, "s1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uuids []string
+		for _, m := range msgs {
+			uuids = append(uuids, m.UUID)
+		}
+		if want := []string{"m1", "m2", "m3", "m4", "m5", "a1"}; !slices.Equal(uuids[:len(want)], want) {
+			t.Errorf("messages %v, want %v first", uuids, want)
+		}
+		if !msgs[3].CompactSummary || msgs[3].Meta || !msgs[5].Sidechain || msgs[1].Usage == nil || msgs[1].Usage.CacheReadInputTokens != 1000 {
+			t.Errorf("flags and usage not kept: %+v / %+v", msgs[3], msgs[1])
+		}
+		comps, err := s.Compactions(ctx, CompactionFilter{SessionID: "s1"})
+		if err != nil || len(comps) != 1 || comps[0].Summary != "text of m4" || comps[0].PreTokens.Int64 != 3020 ||
+			comps[0].PostTokens.Int64 != 500 || !comps[0].At.Equal(at.Add(4*time.Minute)) {
+			t.Errorf("compactions %+v, %v", comps, err)
+		}
+		page, seqs, err := s.MessageRange(ctx, "s1", 1, 3)
+		if err != nil || len(page) != 2 || page[0].UUID != "m2" || !slices.Equal(seqs, []int64{1, 2}) {
+			t.Errorf("MessageRange = %v %v %v", page, seqs, err)
+		}
+		if _, err := s.Session(ctx, "s"); err == nil {
+			t.Errorf("prefix s matched one session of two")
+		}
+		if _, err := s.Session(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("unknown session: %v", err)
+		}
+	}},
+	{"ingest twice adds nothing", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		fillConversation(t, s)
+		before := rowCounts(t, s)
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		added, err := w.AddMessage(ctx, compact.Message{UUID: "m1", SessionID: "s1", Role: compact.RoleUser,
+			Blocks: []compact.Block{{Kind: compact.BlockText, Text: "again"}}})
+		if err != nil || added {
+			t.Errorf("AddMessage of a stored uuid = %v, %v", added, err)
+		}
+		b := compact.NewBoundary("s1", "b1", "auto", time.Now(), 1, 0)
+		if added, err := w.AddBoundary(ctx, b); err != nil || added {
+			t.Errorf("AddBoundary of a stored boundary = %v, %v", added, err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if after := rowCounts(t, s); !reflect.DeepEqual(before, after) {
+			t.Errorf("rows %v, then %v", before, after)
+		}
+	}},
+	{"session filters", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		for _, tc := range []struct {
+			f    SessionFilter
+			want []string
+		}{
+			{SessionFilter{}, []string{"s2", "s1"}},
+			{SessionFilter{Source: "codex"}, nil},
+			{SessionFilter{Host: "test-host"}, []string{"s2", "s1"}},
+			{SessionFilter{Host: "elsewhere"}, nil},
+			{SessionFilter{Since: at.Add(8 * time.Minute)}, []string{"s2"}},
+			{SessionFilter{Until: at.Add(8 * time.Minute)}, []string{"s1"}},
+			{SessionFilter{Limit: 1, Offset: 1}, []string{"s1"}},
+			{SessionFilter{Offset: 1}, []string{"s1"}},
+			{SessionFilter{Limit: 1}, []string{"s2"}},
+		} {
+			list, err := s.Sessions(ctx, tc.f)
+			var got []string
+			for _, x := range list {
+				got = append(got, x.ID)
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("Sessions(%+v) = %v, %v; want %v", tc.f, got, err, tc.want)
+			}
+		}
+	}},
+	{"project below a folder", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		w, err := s.NewWriter(ctx, "codex")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, p := range map[string]string{"a": "/src/app", "b": "/src/app/sub", "c": "/src/app-two", "d": "/src/ap"} {
+			if err := w.PatchSession(ctx, SessionPatch{ID: id, Project: p, Time: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.Sessions(ctx, SessionFilter{Project: "/src/app"})
+		var got []string
+		for _, x := range list {
+			got = append(got, x.ID)
+		}
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("sessions below /src/app: %v, %v", got, err)
+		}
+	}},
+	{"handoffs and notes", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		id, written, err := s.AddHandoff(ctx, NewHandoff{Doc: handoffDoc("s1", at)})
+		if err != nil || !written || id == 0 {
+			t.Fatalf("AddHandoff = %d %v %v", id, written, err)
+		}
+		later := handoffDoc("s1", at.Add(time.Hour))
+		later.Task = "the later one"
+		if _, _, err := s.AddHandoff(ctx, NewHandoff{Doc: later}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.LatestHandoff(ctx, "s1")
+		if err != nil || h.Task != "the later one" || !h.CreatedAt.Equal(at.Add(time.Hour)) {
+			t.Errorf("LatestHandoff = %+v, %v", h, err)
+		}
+		hs, err := s.LatestHandoffs(ctx, []string{"s1", "s2"})
+		if err != nil || len(hs) != 1 || hs["s1"].Task != "the later one" {
+			t.Errorf("LatestHandoffs = %+v, %v", hs, err)
+		}
+		n, err := s.AddNote(ctx, Note{SessionID: "s1", Kind: handoff.NoteDecision, Text: "keep retries at 3", CreatedAt: at})
+		if err != nil || n.ID == 0 {
+			t.Fatalf("AddNote = %+v, %v", n, err)
+		}
+		notes, err := s.Notes(ctx, "s1")
+		if err != nil || len(notes) != 1 || notes[0].Text != "keep retries at 3" {
+			t.Errorf("Notes = %+v, %v", notes, err)
+		}
+	}},
+	{"search", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillSearch(t, s)
+		for _, tc := range []struct {
+			q    string
+			o    SearchOptions
+			want []string // session ids found, sorted
+			any  bool
+		}{
+			{q: "timeout", want: []string{"q1", "q2"}},
+			{q: "session_store.go", want: []string{"q1"}},
+			{q: "pkg/auth/session_store.go", want: []string{"q1"}},
+			{q: `"connection refused"`, want: []string{"q2"}},
+			{q: `"refused connection"`, want: nil},
+			{q: "migrat*", want: []string{"q3"}},
+			{q: "timeout -flaky", want: []string{"q1", "q2"}}, // q1's note has no "flaky"
+			{q: "timeout -flaky", o: SearchOptions{Kind: KindMessage}, want: []string{"q2"}},
+			{q: "goose OR redis", want: []string{"q2", "q3"}},
+			{q: "timeout nosuchword", want: []string{"q1", "q2"}, any: true},
+			{q: "timeout", o: SearchOptions{Kind: KindNote}, want: []string{"q1"}},
+			{q: "timeout", o: SearchOptions{Role: "assistant"}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{SessionID: "q2"}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{Project: "/work/api"}, want: []string{"q1"}},
+			{q: "timeout", o: SearchOptions{Host: "test-host"}, want: []string{"q1", "q2"}},
+			{q: "timeout", o: SearchOptions{Host: "other"}, want: nil},
+			{q: "timeout", o: SearchOptions{Since: at.Add(90 * time.Minute)}, want: []string{"q2"}},
+			{q: "AND NEAR( ^ :", want: nil},
+		} {
+			o := tc.o
+			o.Query = ParseQuery(tc.q)
+			res, err := s.Search(ctx, o)
+			if err != nil {
+				t.Errorf("search %q: %v", tc.q, err)
+				continue
+			}
+			if got := hitSessions(res.Hits); !slices.Equal(got, tc.want) || res.Any != tc.any {
+				t.Errorf("search %q %+v: sessions %v any %v; want %v any %v", tc.q, tc.o, got, res.Any, tc.want, tc.any)
+			}
+			for _, h := range res.Hits {
+				if !strings.Contains(h.Snippet, MarkStart) && tc.q != "AND NEAR( ^ :" {
+					t.Errorf("search %q: snippet without a highlight: %q", tc.q, h.Snippet)
+				}
+			}
+		}
+	}},
+	{"newest matches of many", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		w, err := s.NewWriter(ctx, "codex")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 5000 // more than the first window of the PostgreSQL search
+		for i := range n {
+			text := fmt.Sprintf("line %d", i)
+			if i%10 == 0 {
+				text += " needle"
+			}
+			if i == 3 {
+				text += " haystack"
+			}
+			if _, err := w.AddMessage(ctx, compact.Message{UUID: fmt.Sprint("n", i), SessionID: fmt.Sprint("w", i/1000), Role: compact.RoleUser,
+				Time: time.Date(2026, 5, 1, 0, 0, i, 0, time.UTC), Blocks: []compact.Block{{Kind: compact.BlockText, Text: text}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("needle"), Limit: 20})
+		if err != nil || len(res.Hits) != 20 {
+			t.Fatalf("needle: %d hits, %v", len(res.Hits), err)
+		}
+		for i, h := range res.Hits {
+			if want := fmt.Sprintf("line %d", n-10-10*i); !strings.Contains(h.Snippet, want) {
+				t.Errorf("hit %d: %q, want %q (the newest first)", i, h.Snippet, want)
+			}
+		}
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("haystack"), Limit: 20})
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].SessionID != "w0" {
+			t.Errorf("haystack (the oldest rows only): %+v, %v", res.Hits, err)
+		}
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("needle"), SessionID: "w0", Limit: 5})
+		if err != nil || len(res.Hits) != 5 || !strings.Contains(res.Hits[0].Snippet, "line 990 ") {
+			t.Errorf("needle in w0: %+v, %v", res.Hits, err)
+		}
+	}},
+	{"forget removes every row", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		if _, _, err := s.AddHandoff(ctx, NewHandoff{Doc: handoffDoc("s1", at)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddNote(ctx, Note{SessionID: "s1", Kind: handoff.NoteNext, Text: "next", CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddHookReceipt(ctx, HookReceipt{SessionID: "s1", Event: "Stop", At: at, Outcome: OutcomeOK}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Mark(ctx, "s1", "warned"); err != nil {
+			t.Fatal(err)
+		}
+		f, err := s.Forget(ctx, "s1", false)
+		if err != nil || f.Messages != 6 || f.Handoffs != 1 || f.Compactions != 1 {
+			t.Fatalf("Forget = %+v, %v", f, err)
+		}
+		for _, table := range []string{"sessions WHERE id", "messages WHERE session_id", "handoffs WHERE session_id",
+			"compactions WHERE session_id", "notes WHERE session_id", "cursors WHERE session_id", "session_marks WHERE session_id",
+			"hook_receipts WHERE session_id", "resume_states WHERE session_id"} {
+			var n int
+			if err := s.db.Get(&n, `SELECT count(*) FROM `+table+` = 's1'`); err != nil || n != 0 {
+				t.Errorf("%s = s1: %d rows left (%v)", table, n, err)
+			}
+		}
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("text")})
+		if err != nil || slices.Contains(hitSessions(res.Hits), "s1") {
+			t.Errorf("search still finds s1: %v %v", hitSessions(res.Hits), err)
+		}
+		fillConversation(t, s) // the transcript is read again: s1 stays forgotten
+		if _, err := s.Session(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("forgotten s1 came back: %v", err)
+		}
+	}},
+	{"redaction", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		const secret = "sk_live_51HxZq8vLw2pXr0Tm2Kc5Wn8Yp1Gd4F"
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Rollback()
+		if err := w.PatchSession(ctx, SessionPatch{ID: "s1", Title: "rotate " + secret}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddMessage(ctx, compact.Message{UUID: "m1", SessionID: "s1", Role: compact.RoleUser,
+			Blocks: []compact.Block{{Kind: compact.BlockToolResult, Text: "STRIPE_KEY=" + secret}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		var stored []string
+		if err := s.db.Select(&stored, `SELECT text || coalesce(blocks, '') FROM messages UNION ALL SELECT title FROM sessions`); err != nil {
+			t.Fatal(err)
+		}
+		if all := strings.Join(stored, "\n"); strings.Contains(all, secret) || !strings.Contains(all, "[REDACTED") {
+			t.Errorf("stored: %s", all)
+		}
+	}},
+	{"cursors, marks, receipts, resume states", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Cursor{Path: "/home/u/.claude/projects/x/s1.jsonl", SessionID: "s1", Format: "claude", Size: 10, ModTime: 5, Offset: 10, Line: 2, HeadLen: 10, HeadHash: "h"}
+		if err := w.Commit(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Cursor(ctx, c.Path)
+		if err != nil || got.Path != c.Path || got.Offset != 10 || got.Line != 2 || got.State != "{}" {
+			t.Errorf("Cursor = %+v, %v", got, err)
+		}
+		all, err := s.Cursors(ctx)
+		if err != nil || len(all) != 1 || all[c.Path].Offset != 10 {
+			t.Errorf("Cursors = %+v, %v", all, err)
+		}
+		files, err := s.SessionFiles(ctx, "s1")
+		if err != nil || !slices.Equal(files, []string{c.Path}) {
+			t.Errorf("SessionFiles = %v, %v", files, err)
+		}
+		if first, err := s.Mark(ctx, "s1", "warned"); err != nil || !first {
+			t.Errorf("first Mark = %v, %v", first, err)
+		}
+		if again, err := s.Mark(ctx, "s1", "warned"); err != nil || again {
+			t.Errorf("second Mark = %v, %v", again, err)
+		}
+		if err := s.AddHookReceipt(ctx, HookReceipt{SessionID: "s1", Event: "Stop", At: at, MS: 12, Outcome: OutcomeOK, Detail: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.HookReceipts(ctx, ReceiptFilter{SessionID: "s1"})
+		if err != nil || len(rs) != 1 || rs[0].MS != 12 || !rs[0].At.Equal(at) {
+			t.Errorf("HookReceipts = %+v, %v", rs, err)
+		}
+		sess, _ := s.Session(ctx, "s1")
+		key, err := s.ResumeKey(ctx, sess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveResumeStates(ctx, []ResumeState{{SessionID: "s1", Key: key, Doc: handoffDoc("s1", at)}}); err != nil {
+			t.Fatal(err)
+		}
+		state, err := s.LoadResumeState(ctx, "s1")
+		if err != nil || state.Key != key || state.Doc.Session != "s1" {
+			t.Errorf("LoadResumeState = %+v, %v", state, err)
+		}
+		h, err := s.Check(ctx)
+		if err != nil || h.Integrity != "ok" || h.FTS != "ok" || h.Sessions != 2 || h.Messages != 7 {
+			t.Errorf("Check = %+v, %v", h, err)
+		}
+	}},
+}
+
+// rowCounts counts the rows of the ledger's tables.
+func rowCounts(t *testing.T, s *Store) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, table := range []string{"sessions", "messages", "compactions", "handoffs", "notes"} {
+		var n int
+		if err := s.db.Get(&n, `SELECT count(*) FROM `+table); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = n
+	}
+	return out
+}
+
+// fillSearch writes three sessions to search: q1 in /work/api (a flaky
+// timeout in session_store.go, a note), q2 elsewhere (a connection refused,
+// a timeout, redis), q3 (goose migrations).
+func fillSearch(t *testing.T, s *Store) time.Time {
+	t.Helper()
+	ctx := context.Background()
+	at := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+	w, err := s.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []struct {
+		session, project string
+		role             compact.Role
+		text             string
+	}{
+		{"q1", "/work/api", compact.RoleUser, "the test in pkg/auth/session_store.go fails with a flaky timeout"},
+		{"q1", "/work/api", compact.RoleUser, "look at the deadline first"},
+		{"q2", "/work/web", compact.RoleAssistant, "dial tcp: connection refused, then a timeout from redis"},
+		{"q3", "/work/db", compact.RoleAssistant, "the goose migrations ran: 00005_resume_state.sql applied"},
+	} {
+		if err := w.PatchSession(ctx, SessionPatch{ID: m.session, Project: m.project}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddMessage(ctx, compact.Message{UUID: fmt.Sprint("u", i), SessionID: m.session, Role: m.role,
+			Time: at.Add(time.Duration(i) * time.Hour), Blocks: []compact.Block{{Kind: compact.BlockText, Text: m.text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddNote(ctx, Note{SessionID: "q1", Kind: handoff.NoteDecision, Text: "raise the timeout to 5s", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// hitSessions is the sessions hits belong to, each once, sorted.
+func hitSessions(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		if !slices.Contains(out, h.SessionID) {
+			out = append(out, h.SessionID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

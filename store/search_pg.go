@@ -1,0 +1,316 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// PostgreSQL full text: each searchable table has a stored tsvector column
+// (tsv) of its text split as SQLite's unicode61 tokenizer splits it, and a
+// GIN index on it (migrations/postgres). A query is the same Query, made a
+// tsquery (Query.tsquery) in place of an FTS5 MATCH expression: the same
+// query language, the same filters, the same rows found; ranking follows
+// the SQLite backend's (newest first, or terms held when some may be
+// missing), and snippets are cut and marked as FTS5 marks them.
+
+// pgText is the column each index's tsvector is made from.
+var pgText = map[string]string{
+	KindMessage: "text", KindHandoff: "markdown", KindCompaction: "summary", KindNote: "text",
+}
+
+// tsquery renders a term for to_tsquery: its tokens quoted (they are
+// letters and digits only) and followed by one another, the last a prefix
+// when the term is.
+func (t term) tsquery() string {
+	parts := make([]string, len(t.tokens))
+	for i, tok := range t.tokens {
+		parts[i] = "'" + strings.ReplaceAll(tok, "'", "''") + "'"
+	}
+	if t.prefix {
+		parts[len(parts)-1] += ":*"
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " <-> ") + ")"
+}
+
+// tsquery renders the query for to_tsquery, every word of a group needed
+// (all) or any of them: MatchAll and MatchAny's PostgreSQL counterparts.
+func (q Query) tsquery(all bool) string {
+	within := " | "
+	if all {
+		within = " & "
+	}
+	var groups []string
+	for _, g := range q.Groups {
+		parts := make([]string, len(g))
+		for i, t := range g {
+			parts[i] = t.tsquery()
+		}
+		groups = append(groups, "("+strings.Join(parts, within)+")")
+	}
+	expr := strings.Join(groups, " | ")
+	if len(q.Exclude) > 0 {
+		ex := make([]string, len(q.Exclude))
+		for i, t := range q.Exclude {
+			ex[i] = t.tsquery()
+		}
+		expr = "(" + expr + ") & !(" + strings.Join(ex, " | ") + ")"
+	}
+	return expr
+}
+
+// searchPG is search on PostgreSQL (see search).
+func (s *Store) searchPG(ctx context.Context, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
+	var hits []Hit
+	for _, ix := range o.indexes() {
+		h, err := s.rankPG(ctx, ix, o, tsq, scored)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		if c := b.At.Compare(a.At); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	hits = hits[:min(len(hits), o.Limit)]
+	if err := s.snippetsPG(ctx, o.Query.terms(), hits); err != nil {
+		return nil, err
+	}
+	if hits == nil {
+		hits = []Hit{}
+	}
+	return hits, nil
+}
+
+// rankPG is rank on PostgreSQL: the newest matches that pass the filters,
+// scored as rank scores them.
+func (s *Store) rankPG(ctx context.Context, ix searchIndex, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
+	terms := o.Query.terms()
+	n := o.Limit
+	if scored && len(terms) > 1 {
+		n = max(n, scoreWindow)
+	} else {
+		scored = false
+	}
+	// The newest n matches are found in windows of the newest rows, each
+	// wider than the last, the last the whole table: a common word's
+	// newest matches lie in the first, and PostgreSQL would otherwise
+	// fetch and sort every match before it took n.
+	var top sql.NullInt64
+	if err := s.db.GetContext(ctx, &top, `SELECT max(id) FROM `+ix.table); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	var hits []Hit
+	for _, span := range []int64{4096, 65536, 0} {
+		var q query
+		q.add("SELECT t.session_id, '"+ix.kind+"' AS kind, t.id, t."+ix.at+" AS at, "+ix.role+" AS role FROM "+ix.table+
+			" t WHERE t.tsv @@ to_tsquery('simple', ?)"+ix.where, tsq)
+		whole := span == 0 || top.Int64-span <= 0
+		if !whole {
+			q.add(" AND t.id > ?", top.Int64-span)
+		}
+		o.filters(&q, ix)
+		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
+		hits = hits[:0]
+		if err := s.db.SelectContext(ctx, &hits, q.sql.String(), q.args...); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if whole || len(hits) >= n {
+			break
+		}
+	}
+	for i := range hits {
+		hits[i].At = hits[i].At.UTC()
+		hits[i].Score = float64(len(terms))
+	}
+	if !scored || len(hits) == 0 {
+		return hits, nil
+	}
+	lo, hi := hits[len(hits)-1].ID, hits[0].ID
+	held := make([]map[int64]bool, len(terms))
+	for i, t := range terms {
+		var ids []int64
+		if err := s.db.SelectContext(ctx, &ids, `SELECT id FROM `+ix.table+` WHERE tsv @@ to_tsquery('simple', ?) AND id BETWEEN ? AND ?`,
+			t.tsquery(), lo, hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		held[i] = map[int64]bool{}
+		for _, id := range ids {
+			held[i][id] = true
+		}
+	}
+	scoreHeld(hits, held)
+	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), o.Limit)], nil
+}
+
+// filters adds a search's session, project, host, time and role filters
+// on the rows of ix (alias t).
+func (o SearchOptions) filters(q *query, ix searchIndex) {
+	if o.SessionID != "" {
+		q.add(" AND t.session_id = ?", o.SessionID)
+	}
+	if o.Project != "" {
+		dir := filepath.Clean(o.Project)
+		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))", dir, dir+"/", dir+"0")
+	}
+	if o.Host != "" {
+		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE host = ?)", o.Host)
+	}
+	if !o.Since.IsZero() {
+		q.add(" AND t."+ix.at+" >= ?", o.Since.UTC())
+	}
+	if !o.Until.IsZero() {
+		q.add(" AND t."+ix.at+" < ?", o.Until.UTC())
+	}
+	if o.Role != "" {
+		q.add(" AND t.role = ?", o.Role)
+	}
+}
+
+// scoreHeld scores hits by the terms each holds (held[i]: the hits that
+// hold term i), as Store.score does.
+func scoreHeld(hits []Hit, held []map[int64]bool) {
+	weight := make([]float64, len(held))
+	for i := range held {
+		n := 0
+		for _, h := range hits {
+			if held[i][h.ID] {
+				n++
+			}
+		}
+		if n > 0 {
+			weight[i] = 1 + math.Log(float64(len(hits))/float64(n))
+		}
+	}
+	for k := range hits {
+		hits[k].Score = 0
+		for i := range held {
+			if held[i][hits[k].ID] {
+				hits[k].Score += weight[i]
+			}
+		}
+		hits[k].Score = math.Round(hits[k].Score*1000) / 1000
+	}
+}
+
+// snippetsPG fills in the hits' snippets, one query per kind for their
+// texts. The snippet is cut and marked here, with the tokenizer queries
+// are parsed with (tokenize): ts_headline would split the text with
+// PostgreSQL's parser, which keeps a path or a file name whole, and so
+// would not mark session_store.go's words as the SQLite backend does.
+func (s *Store) snippetsPG(ctx context.Context, terms []term, hits []Hit) error {
+	for _, ix := range searchIndexes {
+		var ids []any
+		at := map[int64][]int{}
+		for i, h := range hits {
+			if h.Kind == ix.kind {
+				ids = append(ids, h.ID)
+				at[h.ID] = append(at[h.ID], i)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		var rows []struct {
+			ID   int64  `db:"id"`
+			Text string `db:"text"`
+		}
+		q := `SELECT id, left(` + pgText[ix.kind] + `, 400000) AS text FROM ` + ix.table +
+			` WHERE id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
+		if err := s.db.SelectContext(ctx, &rows, q, ids...); err != nil {
+			return fmt.Errorf("search snippets: %w", err)
+		}
+		for _, r := range rows {
+			for _, i := range at[r.ID] {
+				hits[i].Snippet = snippet(r.Text, terms, 24)
+			}
+		}
+	}
+	return nil
+}
+
+// snippet is about n words of text around the first word that one of the
+// terms holds, each such word between MarkStart and MarkEnd, with an
+// ellipsis where the text was cut (as FTS5's snippet()).
+func snippet(text string, terms []term, n int) string {
+	type span struct{ from, to int }
+	var words []span
+	start := -1
+	for i, r := range text {
+		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r)
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			words = append(words, span{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		words = append(words, span{start, len(text)})
+	}
+	hit := func(w string) bool {
+		w = strings.ToLower(w)
+		for _, t := range terms {
+			for k, tok := range t.tokens {
+				if w == tok || t.prefix && k == len(t.tokens)-1 && strings.HasPrefix(w, tok) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	first := -1
+	marked := make([]bool, len(words))
+	for i, w := range words {
+		if marked[i] = hit(text[w.from:w.to]); marked[i] && first < 0 {
+			first = i
+		}
+	}
+	lo := 0
+	if first >= 0 {
+		lo = max(0, first-n/3)
+	}
+	hi := min(len(words), lo+n)
+	if len(words) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	if lo > 0 {
+		sb.WriteString("…")
+	}
+	pos := words[lo].from
+	for i := lo; i < hi; i++ {
+		w := words[i]
+		sb.WriteString(text[pos:w.from])
+		if marked[i] {
+			sb.WriteString(MarkStart + text[w.from:w.to] + MarkEnd)
+		} else {
+			sb.WriteString(text[w.from:w.to])
+		}
+		pos = w.to
+	}
+	if hi < len(words) {
+		sb.WriteString("…")
+	} else {
+		sb.WriteString(text[pos:])
+	}
+	return sb.String()
+}

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+// PushCounts is what a push sent.
+type PushCounts struct {
+	Sessions    int `json:"sessions"`
+	Messages    int `json:"messages"`
+	Compactions int `json:"compactions"`
+	Handoffs    int `json:"handoffs"`
+	Notes       int `json:"notes"`
+}
+
+// pushMark is how far a session was pushed: the seq of its last message
+// sent and the largest local ids of its compactions, handoffs and notes.
+type pushMark struct {
+	SessionID   string `db:"session_id"`
+	Seq         int64  `db:"seq"`
+	Compactions int64  `db:"compactions"`
+	Handoffs    int64  `db:"handoffs"`
+	Notes       int64  `db:"notes"`
+}
+
+// pushPage is how many messages a push reads at a time.
+const pushPage = 2000
+
+// Push sends what this ledger holds to the PostgreSQL ledger dst, each
+// session in one transaction of dst: only what it has not sent before
+// (dst keeps, per origin and session, how far it got), through dst's own
+// writer, so that messages are redacted with dst's rules and added with ON
+// CONFLICT (a session dst already has from elsewhere is completed, not
+// doubled). origin names this ledger among those that push to dst.
+func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts, error) {
+	var out PushCounts
+	if !dst.pg {
+		return out, errors.New("sync: the destination must be a PostgreSQL ledger (postgres://...)")
+	}
+	var sent []pushMark
+	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes FROM sync_marks WHERE origin = ?`, origin); err != nil {
+		return out, fmt.Errorf("sync: read marks: %w", err)
+	}
+	marks := map[string]pushMark{}
+	for _, m := range sent {
+		marks[m.SessionID] = m
+	}
+	var have []pushMark
+	if err := s.db.SelectContext(ctx, &have, `SELECT s.id AS session_id,
+		coalesce((SELECT max(seq) FROM messages WHERE session_id = s.id), -1) AS seq,
+		coalesce((SELECT max(id) FROM compactions WHERE session_id = s.id), 0) AS compactions,
+		coalesce((SELECT max(id) FROM handoffs WHERE session_id = s.id), 0) AS handoffs,
+		coalesce((SELECT max(id) FROM notes WHERE session_id = s.id), 0) AS notes
+		FROM sessions s ORDER BY s.id`); err != nil {
+		return out, fmt.Errorf("sync: read sessions: %w", err)
+	}
+	for _, h := range have {
+		m, ok := marks[h.SessionID]
+		if !ok {
+			m = pushMark{SessionID: h.SessionID, Seq: -1}
+		}
+		if h.Seq <= m.Seq && h.Compactions <= m.Compactions && h.Handoffs <= m.Handoffs && h.Notes <= m.Notes {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if err := s.pushSession(ctx, dst, origin, m, h, &out); err != nil {
+			return out, fmt.Errorf("sync %s: %w", h.SessionID, err)
+		}
+	}
+	return out, nil
+}
+
+// pushSession sends one session's messages after from.Seq (and its
+// compactions, handoffs and notes after from's ids) up to to, and moves
+// the mark to to, in one transaction of dst.
+func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from, to pushMark, out *PushCounts) error {
+	sess, err := s.Session(ctx, from.SessionID)
+	if err != nil {
+		return err
+	}
+	w, err := dst.NewWriter(ctx, sess.Source)
+	if err != nil {
+		return err
+	}
+	defer w.Rollback()
+	patch := SessionPatch{ID: sess.ID, Project: sess.Project, GitBranch: sess.GitBranch, Title: sess.Title,
+		Model: sess.Model, ContextWindow: sess.ContextWindow, Time: Time(sess.StartedAt)}
+	if err := w.PatchSession(ctx, patch); err != nil {
+		return err
+	}
+	if err := w.PatchSession(ctx, SessionPatch{ID: sess.ID, Time: Time(sess.LastAt)}); err != nil {
+		return err
+	}
+	var msgs []compact.Message
+	for seq := from.Seq + 1; seq <= to.Seq; seq += pushPage {
+		if msgs, _, err = s.MessageRange(ctx, sess.ID, seq, seq+pushPage); err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			added, err := w.AddMessage(ctx, m)
+			if err != nil {
+				return err
+			}
+			if added {
+				out.Messages++
+			}
+		}
+	}
+	if err := s.pushRecords(ctx, w, from, to, out); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
+			handoffs = excluded.handoffs, notes = excluded.notes, updated_at = excluded.updated_at`,
+		origin, sess.ID, to.Seq, to.Compactions, to.Handoffs, to.Notes, time.Now().UTC()); err != nil {
+		return fmt.Errorf("save mark: %w", err)
+	}
+	if err := w.Commit(ctx, nil); err != nil {
+		return err
+	}
+	out.Sessions += w.counts.Sessions
+	return nil
+}
+
+// pushRecords sends a session's compactions, handoffs and notes whose
+// local ids are after from's, in w's transaction, their text redacted with
+// w's rules.
+func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, out *PushCounts) error {
+	id := from.SessionID
+	redact := func(t string) string {
+		if w.redactor == nil || t == "" {
+			return t
+		}
+		t, _ = w.redactor.Redact(t)
+		return t
+	}
+	var comps []Compaction
+	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
+		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
+		return fmt.Errorf("read compactions: %w", err)
+	}
+	for _, c := range comps {
+		if c.BoundaryUUID.Valid {
+			added, err := w.AddBoundary(ctx, compact.Boundary{UUID: c.BoundaryUUID.String, SessionID: id, Time: c.At,
+				Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, PostTokens: c.PostTokens.Int64,
+				LogicalParentUUID: c.LogicalParentUUID, Summary: c.Summary})
+			if err != nil {
+				return err
+			}
+			if added {
+				out.Compactions++
+			}
+			continue
+		}
+		// A hook's or the cli's record: no boundary to know it by; the
+		// mark keeps it from being sent twice.
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, nullInt(c.PreTokens), nullInt(c.PostTokens),
+			redact(c.Summary), c.Source, c.ToolCalls); err != nil {
+			return fmt.Errorf("insert compaction: %w", err)
+		}
+		out.Compactions++
+	}
+	var hs []Handoff
+	if err := s.db.SelectContext(ctx, &hs, `SELECT id, session_id, created_at, trigger, task, sections, markdown, tokens, path FROM handoffs
+		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Handoffs, to.Handoffs); err != nil {
+		return fmt.Errorf("read handoffs: %w", err)
+	}
+	for _, h := range hs {
+		// The Markdown file stays on this machine: its path means nothing
+		// on the others.
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, h.CreatedAt.UTC(), h.Trigger, redact(h.Task), redact(h.Sections), redact(h.Markdown), h.Tokens); err != nil {
+			return fmt.Errorf("insert handoff: %w", err)
+		}
+		out.Handoffs++
+	}
+	var ns []Note
+	if err := s.db.SelectContext(ctx, &ns, `SELECT id, session_id, kind, text, created_at FROM notes
+		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Notes, to.Notes); err != nil {
+		return fmt.Errorf("read notes: %w", err)
+	}
+	for _, n := range ns {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?)`,
+			id, n.Kind, redact(n.Text), n.CreatedAt.UTC()); err != nil {
+			return fmt.Errorf("insert note: %w", err)
+		}
+		out.Notes++
+	}
+	return nil
+}
+
+func nullInt(n sql.NullInt64) any {
+	if !n.Valid {
+		return nil
+	}
+	return n.Int64
+}
