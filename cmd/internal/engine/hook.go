@@ -162,6 +162,11 @@ func (r *hookResult) deferred(format string, args ...any) {
 // transcript (see RunHook).
 func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookClocks) hookResult {
 	r := hookResult{outcome: store.OutcomeOK}
+	if why := e.hookOptedOut(ctx, in); why != "" {
+		// The user keeps this project out of the ledger (optout.go).
+		r.outcome, r.detail = store.OutcomeNothing, why
+		return r
+	}
 	switch in.Event {
 	case "PreCompact":
 		e.preCompact(ctx, in, o, c, &r)
