@@ -72,6 +72,9 @@ func TestPauseKeepsAProjectOutOfTheLedger(t *testing.T) {
 	if !has(sessionIDs(t, home, db), before) {
 		t.Fatal("the session before the pause was not stored")
 	}
+	if hits, _ := search(t, home, db, "SessionStore"); len(hits) == 0 {
+		t.Fatal("nothing to leave out: no hits before the pause")
+	}
 
 	r := runCmdIn(t, home, filepath.Join(project), "", "--db", db, "pause")
 	if r.code != 0 || !strings.Contains(r.stdout, "recording paused for "+project) {
@@ -100,6 +103,10 @@ func TestPauseKeepsAProjectOutOfTheLedger(t *testing.T) {
 	// Resume injects nothing, held from before or not.
 	if r = runCmdIn(t, home, project, "", "--db", db, "resume"); r.code != exitNotFound || r.stdout != "" {
 		t.Errorf("resume in a paused project: exit %d, %q", r.code, r.stdout)
+	}
+	// What was stored before the pause is not searched meanwhile.
+	if hits, _ := search(t, home, db, "SessionStore"); len(hits) != 0 {
+		t.Errorf("search finds %d hits of a paused project", len(hits))
 	}
 	// Listed, then forgotten.
 	if r = runCmd(t, home, "", "--db", db, "pause", "--list"); !strings.Contains(r.stdout, project+"  paused") {

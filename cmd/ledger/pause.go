@@ -26,7 +26,8 @@ of its sessions (the transcript lines are read past, not stored), and no hook
 injects anything there, until 'ledger resume-recording'. The project is
 --project, else the working folder's git checkout (the folder itself outside
 one); folders below it are paused too. What the ledger already holds of the
-project stays: 'ledger forget --project DIR' removes it.
+project stays, left out of search and resume meanwhile: 'ledger forget
+--project DIR' removes it.
 
 A file named .ledgerignore at a repository's top folder does the same for
 everyone who clones it, with no command. --list shows the projects kept out

@@ -271,3 +271,33 @@ func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, file
 	}
 	return out, nil
 }
+
+// dropExcluded leaves out the search hits of sessions whose project is
+// kept out of the ledger: what was stored before a pause (or before a
+// .ledgerignore appeared) is not searched, until forget removes it.
+func dropExcluded(ctx context.Context, st *store.Store, hits []store.Hit) ([]store.Hit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	o, err := loadOptOut(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	excluded := map[string]bool{}
+	for _, h := range hits {
+		ex, ok := excluded[h.SessionID]
+		if !ok {
+			if sess, err := st.Session(ctx, h.SessionID); err == nil {
+				ex = o.why(sess.Project) != ""
+			} else if !notFound(err) {
+				return nil, err
+			}
+			excluded[h.SessionID] = ex
+		}
+		if !ex {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
