@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -55,6 +56,11 @@ func (s *Store) ResumeProject(ctx context.Context, project string) (resumed bool
 func (s *Store) PausedProjects(ctx context.Context) ([]PausedProject, error) {
 	out := []PausedProject{}
 	if err := s.db.SelectContext(ctx, &out, `SELECT project, at FROM paused_projects ORDER BY project`); err != nil {
+		if noTable(err) {
+			// A ledger without the table (read-only and older, or a
+			// backend whose schema lacks it) has nothing paused.
+			return out, nil
+		}
 		return nil, fmt.Errorf("list paused projects: %w", err)
 	}
 	for i := range out {
@@ -70,4 +76,11 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	return out, nil
+}
+
+// noTable tells whether err says a table does not exist (SQLite's "no such
+// table", PostgreSQL's "relation ... does not exist").
+func noTable(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
 }

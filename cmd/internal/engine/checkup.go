@@ -119,7 +119,8 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 		return c, err
 	}
 	if c.FTSSegments, err = st.FTSSegments(ctx); err != nil {
-		return c, err
+		// Not a reason to hide the rest of the report.
+		c.Problems = append(c.Problems, err.Error())
 	}
 	return c, nil
 }
