@@ -355,6 +355,27 @@ var contractCases = []contractCase{
 			t.Errorf("stored: %s", all)
 		}
 	}},
+	{"paused projects", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+		for i, want := range []bool{true, false} { // a second pause keeps the first
+			if paused, err := s.PauseProject(ctx, "/home/u/src/client/", at.Add(time.Duration(i)*time.Hour)); err != nil || paused != want {
+				t.Fatalf("PauseProject #%d = %v, %v; want %v", i+1, paused, err, want)
+			}
+		}
+		got, err := s.PausedProjects(ctx)
+		if err != nil || len(got) != 1 || got[0].Project != "/home/u/src/client" || !got[0].At.Equal(at) {
+			t.Fatalf("PausedProjects = %+v, %v", got, err)
+		}
+		for i, want := range []bool{true, false} {
+			if resumed, err := s.ResumeProject(ctx, "/home/u/src/client"); err != nil || resumed != want {
+				t.Fatalf("ResumeProject #%d = %v, %v; want %v", i+1, resumed, err, want)
+			}
+		}
+		if got, err := s.PausedProjects(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("PausedProjects after resume = %+v, %v", got, err)
+		}
+	}},
 	{"cursors, marks, receipts, resume states", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

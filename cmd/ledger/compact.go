@@ -11,12 +11,13 @@ import (
 )
 
 type compactOptions struct {
-	Session string
-	Task    string
-	Trigger string
-	Out     string
-	Budget  int
-	JSON    bool
+	Session   string
+	Task      string
+	Trigger   string
+	Out       string
+	InProject bool
+	Budget    int
+	JSON      bool
 }
 
 func newCompactCmd(app *App) *cobra.Command {
@@ -50,9 +51,12 @@ handoff is current. It carries:
   Context          where the work stopped and how full the context was
 
 The handoff goes to the ledger, with a compaction record (source cli) linked to
-it, and its Markdown to --out, or to .ledger/handoffs/<session>/<time>.md in the
-session's project (under the database's folder when the project is not on this
-machine). Then /clear the agent and start it again: 'ledger resume' (or the
+it, and its Markdown to --out, or to handoffs/<project>/<session>/<time>.md in
+the database's folder (never the working tree, where git would see it);
+--in-project writes .ledger/handoffs/<session>/<time>.md in the project instead.
+A file asked for inside a git checkout (--out, --in-project) is kept out of git
+status: ledger adds it (or /.ledger/) to the repository's .git/info/exclude,
+once, and says so. Then /clear the agent and start it again: 'ledger resume' (or the
 SessionStart hook) gives the new session the handoff.
 
 The Markdown is trimmed to --budget tokens (default 1500) by priority: tests
@@ -76,6 +80,7 @@ requests, and next steps last; the JSON keeps everything.`,
 	cmd.Flags().StringVar(&opts.Task, "task", "", "the `task` to state (default: the session's first request)")
 	cmd.Flags().StringVar(&opts.Trigger, "trigger", "manual", "`manual` or auto")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the Markdown to `path`")
+	cmd.Flags().BoolVar(&opts.InProject, "in-project", false, "write the Markdown under the project's .ledger/handoffs (excluded from git)")
 	cmd.Flags().IntVar(&opts.Budget, "budget", handoff.DefaultBudget, "fit the Markdown in `N` tokens")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
@@ -88,7 +93,7 @@ func runCompact(ctx context.Context, app *App, opts *compactOptions) error {
 		return err
 	}
 	h, err := eng.Compact(ctx, sess.ID, engine.HandoffRequest{Task: opts.Task, Trigger: opts.Trigger, Budget: opts.Budget,
-		Out: opts.Out, Source: "cli"})
+		Out: opts.Out, InProject: opts.InProject, Source: "cli"})
 	if err != nil {
 		return err
 	}
@@ -97,5 +102,8 @@ func runCompact(ctx context.Context, app *App, opts *compactOptions) error {
 	}
 	fmt.Fprint(app.Stdout, h.Markdown)
 	fmt.Fprintf(app.Stderr, "ledger: handoff %d written (%d tokens) to the ledger and %s\n", h.ID, h.Tokens, h.Path)
+	if h.Excluded != "" {
+		fmt.Fprintf(app.Stderr, "ledger: added %s to %s, so git status does not show handoffs\n", h.Excluded, h.ExcludeFile)
+	}
 	return nil
 }

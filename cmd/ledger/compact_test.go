@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 )
@@ -62,7 +63,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 		t.Errorf("tokens = %d (counted %d), want <= 800 and exact", h.Tokens, got)
 	}
 	// The file: in the project, owner-only, the same Markdown.
-	files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", id, "*.md"))
+	files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), id, "*.md"))
 	if len(files) != 1 {
 		t.Fatalf("handoff files %v, want one", files)
 	}
@@ -73,7 +74,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
 		t.Errorf("handoff file mode %v", fi.Mode().Perm())
 	}
-	if left, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", id, ".*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), id, ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 	// The compaction record: source cli, linked to the handoff.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store"
 )
 
 type doctorOptions struct {
@@ -21,7 +24,14 @@ func newDoctorCmd(app *App) *cobra.Command {
 		Long: `Run SQLite's integrity_check and FTS5's integrity-check on every full-text
 index, and report how much the ledger holds. --rebuild rebuilds the full-text
 indexes from the stored text first (safe: nothing stored is lost). Exits 1 when
-a check fails.`,
+a check fails.
+
+It also checks the set-up, and says what is amiss: ledger's hooks in Claude
+Code's settings.json (every event, running this binary) and in Codex's
+hooks.json; the last run of each hook event and its outcome; the transcripts
+folders (~/.claude/projects, ~/.codex/sessions) and how much of them the ledger
+has not read yet; the projects kept out (ledger pause, .ledgerignore); the
+database's size and the segments of each full-text index.`,
 		Example: `  ledger doctor
   ledger doctor --rebuild --json`,
 		Args: argsUsage(cobra.NoArgs),
@@ -42,8 +52,15 @@ func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
+	c, err := app.Engine().Checkup(ctx, checkupOptions(app))
+	if err != nil {
+		return err
+	}
 	if opts.JSON {
-		if err := writeJSON(app.Stdout, h); err != nil {
+		if err := writeJSON(app.Stdout, struct {
+			store.Health
+			engine.Checkup
+		}{h, c}); err != nil {
 			return err
 		}
 	} else {
@@ -52,6 +69,7 @@ func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
 		if h.ReadOnly {
 			fmt.Fprintln(app.Stdout, "(a read-only ledger: the full-text indexes were checked by integrity_check only; FTS5's own check writes)")
 		}
+		printCheckup(app, c)
 	}
 	if h.Integrity != "ok" || h.FTS != "ok" {
 		return errors.New("the database failed its checks (try: ledger doctor --rebuild)")

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
 func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
@@ -18,7 +20,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	if r := runCmd(t, home, "", "--db", db, "compact", id); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", id, "*.md"))
+	files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), id, "*.md"))
 	if len(files) != 1 {
 		t.Fatalf("handoff files: %v", files)
 	}

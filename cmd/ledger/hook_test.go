@@ -289,7 +289,7 @@ func TestConcurrentPreCompactOneRecord(t *testing.T) {
 	if id := rows[len(rows)-1].HandoffID; id == nil || int64(handoffs[0]["id"].(float64)) != *id {
 		t.Errorf("the record is not linked to the handoff: %+v, %v", rows, handoffs[0]["id"])
 	}
-	files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", sampleSession, "*.md"))
+	files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), sampleSession, "*.md"))
 	if len(files) != 1 {
 		t.Errorf("handoff files: %v, want exactly one", files)
 	}

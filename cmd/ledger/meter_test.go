@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -15,6 +16,7 @@ type meterOut struct {
 	ShouldCompact bool           `json:"should_compact"`
 	MustCompact   bool           `json:"must_compact"`
 	Categories    map[string]any `json:"categories"`
+	Summary       string         `json:"summary"`
 }
 
 // TestMeterExactFromUsage: the context in use is input + cache creation +
@@ -59,10 +61,26 @@ func TestMeterExactFromUsage(t *testing.T) {
 				if got.ShouldCompact || got.MustCompact {
 					t.Errorf("should/must compact at %.0f%%", 100*got.Ratio)
 				}
-				for _, k := range []string{"prompt", "memory", "tools", "attachments", "transcript"} {
+				// Only what is known: the usage split (or, for a Codex
+				// session read from the ledger, its total), and what the
+				// transcript shows; never the system prompt, memory or tool
+				// definitions, which no transcript holds.
+				want := []string{"cached", "new", "output", "transcript", "tool_results"}
+				if strings.HasPrefix(tc.id, "01") && target == tc.id {
+					want = []string{"context", "transcript", "tool_results"}
+				}
+				for _, k := range want {
 					if _, ok := got.Categories[k]; !ok {
-						t.Errorf("categories lack %q", k)
+						t.Errorf("categories lack %q: %v", k, got.Categories)
 					}
+				}
+				for _, k := range []string{"prompt", "memory", "tools", "attachments"} {
+					if _, ok := got.Categories[k]; ok || strings.Contains(got.Summary, k+" ") {
+						t.Errorf("the meter shows %q, which it cannot know: %s", k, got.Summary)
+					}
+				}
+				if !strings.HasPrefix(got.Summary, "ctx ") || strings.Contains(got.Summary, "(estimated)") || !strings.Contains(got.Summary, "tool results ~") {
+					t.Errorf("summary %q", got.Summary)
 				}
 			})
 		}

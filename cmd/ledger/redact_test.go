@@ -215,7 +215,7 @@ func TestSeededSecretsNeverStored(t *testing.T) {
 		}
 	}
 	// The handoff file compact wrote.
-	files, _ := filepath.Glob(filepath.Join(home, "handoffs", "*", "*.md"))
+	files, _ := filepath.Glob(filepath.Join(home, "handoffs", "*", "*", "*.md"))
 	if len(files) == 0 {
 		t.Error("compact wrote no handoff file")
 	}

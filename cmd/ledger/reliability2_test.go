@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
 )
@@ -638,7 +639,7 @@ func TestHookBudgetsWhileLocked(t *testing.T) {
 					t.Errorf("SessionStart injected %.300q", p.out.String())
 				}
 			case "PreCompact":
-				files, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", sampleSession, "*.md"))
+				files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), sampleSession, "*.md"))
 				if len(files) != 1 {
 					t.Fatalf("handoff files %v, want one written at once", files)
 				}

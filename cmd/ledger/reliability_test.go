@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
 )
@@ -553,7 +554,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 		args  []string
 	}{
 		{"", []string{"ingest", filepath.Join(home, ".claude", "projects")}},   // the db at ~/.local/share/ledger
-		{"", []string{"compact", inProject}},                                   // project/.ledger/handoffs/...
+		{"", []string{"compact", inProject}},                                   // ~/.local/share/ledger/handoffs/<project>/...
 		{"", []string{"compact", elsewhere}},                                   // ~/.local/share/ledger/handoffs/...
 		{"not json", []string{"hook"}},                                         // $XDG_STATE_HOME/ledger/hook.log
 		{"", []string{"hooks", "install"}},                                     // ~/.claude/settings.json
@@ -568,8 +569,8 @@ func TestOwnerOnlyFiles(t *testing.T) {
 	}
 	for _, p := range []string{
 		filepath.Join(home, ".local", "share", "ledger", "ledger.db"),
-		filepath.Join(home, ".local", "share", "ledger", "handoffs", elsewhere),
-		filepath.Join(project, ".ledger", "handoffs", inProject),
+		filepath.Join(home, ".local", "share", "ledger", "handoffs", engine.ProjectDirName(filepath.Join(home, "gone")), elsewhere),
+		filepath.Join(home, ".local", "share", "ledger", "handoffs", engine.ProjectDirName(project), inProject),
 		filepath.Join(home, ".state", "ledger", "hook.log"),
 		filepath.Join(home, ".claude", "settings.json"),
 		filepath.Join(home, ".claude", "settings.json.bak"),

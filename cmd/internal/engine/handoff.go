@@ -26,7 +26,10 @@ type HandoffRequest struct {
 	Trigger string // "manual" or "auto"
 	Budget  int    // of the Markdown, in tokens
 	Out     string // the Markdown file; "" for the default place
-	Source  string // of the compaction record: "cli" or "hook"
+	// InProject puts the Markdown file, when Out is "", in the project's
+	// .ledger/handoffs folder rather than the database's folder.
+	InProject bool
+	Source    string // of the compaction record: "cli" or "hook"
 	// Note is the user's instruction for this compaction (PreCompact's
 	// custom_instructions): what they want kept, so it leads the next steps.
 	Note string
@@ -44,6 +47,10 @@ type Handoff struct {
 	// Written is false when a record of the same compaction was there
 	// already (HandoffRequest.Once): then only Doc.ID is that handoff's.
 	Written bool
+	// Excluded is the pattern added to ExcludeFile (.git/info/exclude) to
+	// keep a file the user asked for in a checkout out of git status; ""
+	// when none was added (it was there already, or not needed).
+	Excluded, ExcludeFile string
 }
 
 // Compact is `ledger compact`: it ingests what is new in the session's
@@ -71,7 +78,12 @@ func (e *Engine) WriteHandoff(ctx context.Context, sessionID string, req Handoff
 	if err != nil {
 		return Handoff{}, err
 	}
-	return storeHandoff(ctx, st, d, true)
+	h, err := storeHandoff(ctx, st, d, true)
+	if err != nil || (req.Out == "" && !req.InProject) {
+		return h, err
+	}
+	h.Excluded, h.ExcludeFile, err = excludeFromGit(h.Path)
+	return h, err
 }
 
 // handoffDraft is a handoff made and not yet stored: its document
@@ -115,6 +127,9 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 			LogicalParent: lastMainUUID(msgs)}}
 	if d.Path == "" {
 		d.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
+		if fi, err := os.Stat(sess.Project); req.InProject && sess.Project != "" && err == nil && fi.IsDir() {
+			d.Path = InProjectHandoffPath(sess.Project, sess.ID, filepath.Base(d.Path))
+		}
 	}
 	if req.Once {
 		d.Record.Debounce = preCompactDebounce
@@ -197,14 +212,13 @@ func lastMainUUID(msgs []compact.Message) string {
 	return ""
 }
 
-// defaultHandoffPath is .ledger/handoffs/<session>/<time>.md in the
-// project, or beside the database when the project is not a folder here.
+// defaultHandoffPath is handoffs/<project>/<session>/<time>.md in the
+// database's folder: out of the project's working tree, where `git status`
+// would show it and `git add -A` commit it. <project> is the project's path
+// spelt as one folder name (ProjectDirName).
 func defaultHandoffPath(dbPath, project, session string, at time.Time) string {
 	name := at.UTC().Format("20060102T150405Z") + ".md"
-	if fi, err := os.Stat(project); err == nil && fi.IsDir() && project != "" {
-		return filepath.Join(project, ".ledger", "handoffs", session, name)
-	}
-	return filepath.Join(filepath.Dir(dbPath), "handoffs", session, name)
+	return filepath.Join(HandoffsDir(dbPath, project), session, name)
 }
 
 // writeFile replaces path with data, owner-only, atomically and durably:

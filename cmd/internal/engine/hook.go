@@ -189,6 +189,11 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 		r.note("no transcript (transcript_path is null: codex --ephemeral)")
 		return r
 	}
+	if why := e.hookOptedOut(ctx, in); why != "" {
+		// The user keeps this project out of the ledger (optout.go).
+		r.outcome, r.detail = store.OutcomeNothing, why
+		return r
+	}
 	switch in.Event {
 	case "PreCompact":
 		e.preCompact(ctx, in, o, c, &r)

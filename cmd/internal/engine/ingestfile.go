@@ -62,6 +62,9 @@ type ingester struct {
 	stopAt time.Time
 	// recent, when set, collects the messages written (for the refresher).
 	recent recentMessages
+	// opt says which projects are kept out of the ledger (optout.go),
+	// loaded at the first record that needs it.
+	opt *optOut
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -353,10 +356,22 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 	}()
 	var writeErr error
 	var roots projectRoots
+	optedOut := map[string]bool{}
 	for b := range batches {
+		if writeErr == nil {
+			if writeErr = in.decideAhead(ctx, b.recs, &roots, optedOut); writeErr != nil {
+				cancel()
+			}
+		}
 		for _, rec := range b.recs {
 			if writeErr != nil {
 				break // drain so the reader can finish
+			}
+			if out, err := in.optedOut(ctx, rec.Record, &roots, optedOut); out || err != nil {
+				if writeErr = err; writeErr != nil {
+					cancel()
+				}
+				continue
 			}
 			added, err := writeRecord(ctx, w, rec, &roots)
 			if added && in.recent != nil {

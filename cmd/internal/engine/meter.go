@@ -36,8 +36,12 @@ type SessionView struct {
 	ContextWindow int64
 	// Usage is the latest session-level usage (Codex token_count); Claude
 	// usage rides on the messages.
-	Usage    *compact.Usage
-	Messages []compact.Message
+	Usage *compact.Usage
+	// UsageTotalOnly says Usage holds the context's total only, in
+	// InputTokens (a Codex session read from the ledger, which keeps no
+	// split of it).
+	UsageTotalOnly bool
+	Messages       []compact.Message
 }
 
 // MeterOptions override what a session says of its model.
@@ -76,19 +80,20 @@ func meterOf(v SessionView, betas []string) Meter {
 	live := liveContext(v.Messages)
 	meter := compact.NewMeter(compact.Request{Messages: live}, win.Tokens, nil)
 	exact := false
+	parts := meterParts{live: live}
 	if u, ok := compact.LastUsage(live); ok {
 		meter, exact = meter.WithUsage(u), true
+		parts.usage = &u
 	} else if v.Usage != nil {
 		meter, exact = meter.WithUsage(*v.Usage), true
+		parts.usage, parts.totalOnly = v.Usage, v.UsageTotalOnly
 	}
+	parts.ratio = meter.Ratio()
 	budget := compact.Budget{ContextLimit: win.Tokens, MessageTokens: meter.Used()}
-	cats := map[string]compact.Amount{}
-	for _, c := range meter.Categories() {
-		cats[c.Name] = c.Amount
-	}
+	cats, _ := parts.categories()
 	return Meter{Session: v.ID, Model: v.Model, UsedTokens: meter.Used(), LimitTokens: win.Tokens, Ratio: meter.Ratio(),
 		Exact: exact, ShouldCompact: budget.ShouldCompact(), MustCompact: budget.MustCompact(), Categories: cats,
-		LimitSource: win.Source, Summary: meter.Summary()}
+		LimitSource: win.Source, Summary: parts.line()}
 }
 
 // liveContext is the part of a session still in the model's context: the
@@ -179,6 +184,7 @@ func (e *Engine) loadSession(ctx context.Context, id string) (SessionView, error
 		return SessionView{}, err
 	}
 	v := SessionView{ID: sess.ID, Model: sess.Model, ContextWindow: sess.ContextWindow, Messages: msgs, Usage: codexUsage(sess)}
+	v.UsageTotalOnly = v.Usage != nil
 	for i := len(msgs) - 1; i >= 0 && v.Model == ""; i-- {
 		if !msgs[i].Sidechain {
 			v.Model = msgs[i].Model

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,6 +66,11 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 	sess, err := e.resumeSession(ctx, req)
 	if err != nil {
 		return Resume{}, err
+	}
+	if why, err := e.OptedOut(ctx, sess.Project); err != nil || why != "" {
+		// The user keeps the project out of the ledger (optout.go):
+		// nothing of it is injected, held from before or not.
+		return Resume{}, cmp.Or(err, fmt.Errorf("%s: nothing to resume: %w", why, store.ErrNotFound))
 	}
 	in := handoff.ResumeInput{Session: sess.ID, Source: sess.Source, Project: sess.Project, Branch: sess.GitBranch}
 	res := Resume{Session: sess}

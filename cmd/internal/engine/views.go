@@ -140,7 +140,12 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (store.SearchRes
 	if err != nil {
 		return store.SearchResult{}, err
 	}
-	return st.Search(ctx, o)
+	res, err := st.Search(ctx, o)
+	if err != nil {
+		return res, err
+	}
+	res.Hits, err = dropExcluded(ctx, st, res.Hits) // optout.go
+	return res, err
 }
 
 // AuditRow is one element of `ledger audit --json`.

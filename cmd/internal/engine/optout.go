@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentledger/ledger/handoff/gitrepo"
+	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
+)
+
+// IgnoreFile is the file that, at a repository's top folder (or in a
+// project folder that is no checkout), keeps ledger out of the project:
+// nothing of its sessions is stored, and no hook injects anything there.
+const IgnoreFile = ".ledgerignore"
+
+// optOut says which projects the user keeps out of the ledger: the paused
+// ones (`ledger pause`, below them included) and those with a .ledgerignore
+// file. It is safe for concurrent use.
+type optOut struct {
+	paused []string
+	mu     sync.Mutex
+	ignore map[string]string // folder -> its .ledgerignore, or ""
+}
+
+// loadOptOut reads the paused projects.
+func loadOptOut(ctx context.Context, st *store.Store) (*optOut, error) {
+	ps, err := st.PausedProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o := &optOut{ignore: map[string]string{}}
+	for _, p := range ps {
+		o.paused = append(o.paused, p.Project)
+	}
+	return o, nil
+}
+
+// why says why a project (or any folder in it) is kept out of the ledger,
+// or "" when it is not.
+func (o *optOut) why(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	dir = filepath.Clean(dir)
+	for _, p := range o.paused {
+		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) || p == string(filepath.Separator) {
+			return "recording is paused for " + p
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if f, ok := o.ignore[dir]; ok {
+		return f
+	}
+	f := ignoreFileOf(dir)
+	if f != "" {
+		f = "ignored by " + f
+	}
+	o.ignore[dir] = f
+	return f
+}
+
+// ignoreFileOf is the .ledgerignore that covers dir: in the top folder of
+// the checkout holding dir, or in dir itself; "" when there is none.
+func ignoreFileOf(dir string) string {
+	cands := []string{dir}
+	if g, ok := gitrepo.Read(dir); ok && g.Root != dir {
+		cands = append(cands, g.Root)
+	}
+	for _, d := range cands {
+		f := filepath.Join(d, IgnoreFile)
+		if fi, err := os.Stat(f); err == nil && !fi.IsDir() {
+			return f
+		}
+	}
+	return ""
+}
+
+// optedOut tells whether an ingested record belongs to a session of a
+// project kept out of the ledger; such a record is read (the file's cursor
+// moves past it) and not written. decided remembers each session's
+// answer once its project is known: from the record itself, else from the
+// session's row.
+func (in *ingester) optedOut(ctx context.Context, rec transcript.Record, roots *projectRoots, decided map[string]bool) (bool, error) {
+	id := ""
+	switch {
+	case rec.Session != nil && rec.Session.ID != "":
+		id = rec.Session.ID
+	case rec.Message != nil:
+		id = rec.Message.SessionID
+	case rec.Boundary != nil:
+		id = rec.Boundary.SessionID
+	}
+	if id == "" {
+		return false, nil
+	}
+	if out, ok := decided[id]; ok {
+		return out, nil
+	}
+	if in.opt == nil {
+		o, err := loadOptOut(ctx, in.st)
+		if err != nil {
+			return false, err
+		}
+		in.opt = o
+	}
+	project := ""
+	if rec.Session != nil && rec.Session.Project != "" {
+		project = roots.of(rec.Session.Project)
+	} else if sess, err := in.st.Session(ctx, id); err == nil {
+		project = sess.Project
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	if project == "" {
+		return false, nil // not known yet: a later record may say
+	}
+	decided[id] = in.opt.why(project) != ""
+	return decided[id], nil
+}
+
+// decideAhead decides the sessions of a batch of records whose project
+// the batch states: a record that states none (a title line, a message
+// emitted before the line naming the folder) must not be written before a
+// later record of the batch shows the project is kept out.
+func (in *ingester) decideAhead(ctx context.Context, recs []preparedRecord, roots *projectRoots, decided map[string]bool) error {
+	for _, rec := range recs {
+		if s := rec.Session; s != nil && s.ID != "" && s.Project != "" {
+			if _, ok := decided[s.ID]; !ok {
+				if _, err := in.optedOut(ctx, rec.Record, roots, decided); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hookOptedOut says why the hook's project is kept out of the ledger, or
+// "" when it is not: the folder the agent runs in (its checkout's top
+// folder for .ledgerignore), else the stored session's project.
+func (e *Engine) hookOptedOut(ctx context.Context, in HookInput) string {
+	dir := in.Cwd
+	var st *store.Store
+	var err error
+	if dir != "" && ignoreFileOf(dir) != "" {
+		return "ignored by " + ignoreFileOf(dir)
+	}
+	if st, err = e.Store(ctx); err != nil {
+		return ""
+	}
+	if dir == "" && in.SessionID != "" {
+		if sess, err := st.Session(ctx, in.SessionID); err == nil {
+			dir = sess.Project
+		}
+	}
+	o, err := loadOptOut(ctx, st)
+	if err != nil {
+		return ""
+	}
+	return o.why(dir)
+}
+
+// OptedOut says why a project folder (or a folder in it) is kept out of
+// the ledger, or "" when it is not.
+func (e *Engine) OptedOut(ctx context.Context, dir string) (string, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return "", err
+	}
+	o, err := loadOptOut(ctx, st)
+	if err != nil {
+		return "", err
+	}
+	return o.why(AbsPath(dir)), nil
+}
+
+// ProjectOf is the project a folder belongs to: the top folder of the git
+// checkout holding it, else the folder itself (as ingest records a
+// session's project).
+func ProjectOf(dir string) string {
+	dir = AbsPath(dir)
+	if g, ok := gitrepo.Read(dir); ok && g.Root != "" {
+		return g.Root
+	}
+	return dir
+}
+
+// Pause pauses recording for a project folder; paused is false when it was
+// paused already.
+func (e *Engine) Pause(ctx context.Context, project string) (paused bool, err error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return false, err
+	}
+	return st.PauseProject(ctx, project, e.stamp())
+}
+
+// ResumeRecording resumes recording for a paused project folder; resumed
+// is false when it was not paused.
+func (e *Engine) ResumeRecording(ctx context.Context, project string) (resumed bool, err error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return false, err
+	}
+	return st.ResumeProject(ctx, project)
+}
+
+// Excluded is a project kept out of the ledger, and why.
+type Excluded struct {
+	Project string `json:"project"`
+	// How is "paused" or "ledgerignore".
+	How string `json:"how"`
+	// File is the .ledgerignore file (How "ledgerignore").
+	File string `json:"file,omitempty"`
+}
+
+// ExcludedProjects lists the projects kept out of the ledger: the paused
+// ones, and the projects the ledger holds sessions of that now have a
+// .ledgerignore (their stored sessions stay until `ledger forget
+// --project`).
+func (e *Engine) ExcludedProjects(ctx context.Context) ([]Excluded, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := st.PausedProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []Excluded{}
+	for _, p := range ps {
+		out = append(out, Excluded{Project: p.Project, How: "paused"})
+	}
+	projects, err := st.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range projects {
+		if f := ignoreFileOf(p); f != "" {
+			out = append(out, Excluded{Project: p, How: "ledgerignore", File: f})
+		}
+	}
+	return out, nil
+}
+
+// ForgetProject forgets every session of a project folder (and the
+// folders below it), as Forget does one.
+func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, files bool) ([]Forgotten, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := st.Sessions(ctx, store.SessionFilter{Project: project})
+	if err != nil {
+		return nil, err
+	}
+	out := []Forgotten{}
+	for _, s := range sessions {
+		f, err := e.Forget(ctx, s.ID, dryRun, files)
+		if err != nil {
+			return out, fmt.Errorf("forget %s: %w", s.ID, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// dropExcluded leaves out the search hits of sessions whose project is
+// kept out of the ledger: what was stored before a pause (or before a
+// .ledgerignore appeared) is not searched, until forget removes it.
+func dropExcluded(ctx context.Context, st *store.Store, hits []store.Hit) ([]store.Hit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	o, err := loadOptOut(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	excluded := map[string]bool{}
+	for _, h := range hits {
+		ex, ok := excluded[h.SessionID]
+		if !ok {
+			if sess, err := st.Session(ctx, h.SessionID); err == nil {
+				ex = o.why(sess.Project) != ""
+			} else if !notFound(err) {
+				return nil, err
+			}
+			excluded[h.SessionID] = ex
+		}
+		if !ex {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
