@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,23 +207,7 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 		q.add(" AND "+ix.fts+".rowid BETWEEN "+strconv.FormatInt(lo.Int64, 10)+" AND "+strconv.FormatInt(hi.Int64, 10)+
 			" AND t.session_id = ?", o.SessionID)
 	}
-	if o.Project != "" {
-		// below dir: "dir/" <= project < "dir0" ('0' follows '/')
-		dir := filepath.Clean(o.Project)
-		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))", dir, dir+"/", dir+"0")
-	}
-	if o.Host != "" {
-		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE host = ?)", o.Host)
-	}
-	if !o.Since.IsZero() {
-		q.add(" AND t."+ix.at+" >= ?", o.Since.UTC())
-	}
-	if !o.Until.IsZero() {
-		q.add(" AND t."+ix.at+" < ?", o.Until.UTC())
-	}
-	if o.Role != "" {
-		q.add(" AND t.role = ?", o.Role)
-	}
+	o.scopeFilters(&q, ix)
 	// The LIMIT is written into the statement, not bound: SQLite prepares
 	// a statement again once a value bound to a LIMIT is known.
 	q.add(" ORDER BY " + ix.fts + ".rowid DESC LIMIT " + strconv.Itoa(n))
@@ -272,27 +255,7 @@ func (s *Store) score(ctx context.Context, ix searchIndex, hits []Hit, terms []t
 			return fmt.Errorf("search: %w", err)
 		}
 	}
-	weight := make([]float64, len(terms))
-	for i := range terms {
-		n := 0
-		for _, h := range hits {
-			if held[i][h.ID] {
-				n++
-			}
-		}
-		if n > 0 {
-			weight[i] = 1 + math.Log(float64(len(hits))/float64(n))
-		}
-	}
-	for k := range hits {
-		hits[k].Score = 0
-		for i := range terms {
-			if held[i][hits[k].ID] {
-				hits[k].Score += weight[i]
-			}
-		}
-		hits[k].Score = math.Round(hits[k].Score*1000) / 1000
-	}
+	scoreHeld(hits, held)
 	return nil
 }
 

@@ -166,7 +166,14 @@ func (o SearchOptions) filters(q *query, ix searchIndex) {
 	if o.SessionID != "" {
 		q.add(" AND t.session_id = ?", o.SessionID)
 	}
+	o.scopeFilters(q, ix)
+}
+
+// scopeFilters adds the project, host, time and role filters, on both
+// backends (SQLite narrows a session's rows by their rowids first).
+func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	if o.Project != "" {
+		// below dir: "dir/" <= project < "dir0" ('0' follows '/')
 		dir := filepath.Clean(o.Project)
 		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE project = ? OR (project >= ? AND project < ?))", dir, dir+"/", dir+"0")
 	}
@@ -185,7 +192,9 @@ func (o SearchOptions) filters(q *query, ix searchIndex) {
 }
 
 // scoreHeld scores hits by the terms each holds (held[i]: the hits that
-// hold term i), as Store.score does.
+// hold term i), on either backend: each term weighs 1 + log(hits/holders)
+// (an IDF over the window, not the corpus), and a hit scores the weights
+// of the terms it holds.
 func scoreHeld(hits []Hit, held []map[int64]bool) {
 	weight := make([]float64, len(held))
 	for i := range held {

@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -155,23 +153,7 @@ func (s *Store) Path() string { return s.path }
 
 // TargetVersion is the schema version this binary migrates to: the highest
 // embedded migration number.
-func TargetVersion() (int64, error) {
-	entries, err := fs.ReadDir(migrations.FS, ".")
-	if err != nil {
-		return 0, err
-	}
-	var target int64
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		if !ok || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		if v, err := strconv.ParseInt(num, 10, 64); err == nil {
-			target = max(target, v)
-		}
-	}
-	return target, nil
-}
+func TargetVersion() (int64, error) { return targetOf(migrations.FS) }
 
 // SchemaVersion is the database's current schema version (0 before the
 // first migration).

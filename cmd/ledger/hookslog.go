@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -72,20 +73,8 @@ func printReceipts(w io.Writer, list []store.HookReceipt) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WHEN\tEVENT\tSESSION\tMS\tOUTCOME\tDETAIL")
 	for _, r := range list {
-		sess := r.SessionID
-		if len(sess) > 8 {
-			sess = sess[:8]
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Event,
-			cmpOr(sess, "-"), r.MS, r.Outcome, strings.ReplaceAll(r.Detail, "\n", " "))
+			cmp.Or(shortID(r.SessionID), "-"), r.MS, r.Outcome, strings.ReplaceAll(r.Detail, "\n", " "))
 	}
 	tw.Flush()
-}
-
-// cmpOr is a when it is not "", else b.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
