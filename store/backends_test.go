@@ -355,6 +355,30 @@ var contractCases = []contractCase{
 			t.Errorf("stored: %s", all)
 		}
 	}},
+	{"forget several sessions at once", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		fillConversation(t, s) // s1 (6 messages) and s2 (1)
+		if fs, err := s.ForgetSessions(ctx, []string{"s1", "s2"}, true); err != nil || len(fs) != 2 || fs[0].Messages != 6 || fs[1].Messages != 1 {
+			t.Fatalf("ForgetSessions dry run = %+v, %v", fs, err)
+		}
+		if _, err := s.Session(ctx, "s2"); err != nil {
+			t.Fatalf("a dry run forgot s2: %v", err)
+		}
+		fs, err := s.ForgetSessions(ctx, []string{"s1", "s2"}, false)
+		if err != nil || len(fs) != 2 || fs[0].SessionID != "s1" || fs[1].SessionID != "s2" || !fs[0].WALTruncated {
+			t.Fatalf("ForgetSessions = %+v, %v", fs, err)
+		}
+		var n int
+		if err := s.db.Get(&n, `SELECT count(*) FROM messages`); err != nil || n != 0 {
+			t.Errorf("%d messages left (%v)", n, err)
+		}
+		fillConversation(t, s) // read again: both stay forgotten
+		for _, id := range []string{"s1", "s2"} {
+			if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("forgotten %s came back: %v", id, err)
+			}
+		}
+	}},
 	{"paused projects", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)

@@ -45,63 +45,107 @@ type Forgotten struct {
 //     VACUUM rewrites the file without them.
 //   - A TRUNCATE checkpoint copies the WAL into the file and empties it.
 func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
-	var f Forgotten
-	err := Retry(ctx, func() error {
-		var err error
-		f, err = s.forget(ctx, sessionID, dryRun)
-		return err
-	})
-	if err != nil || dryRun {
-		return f, err
+	fs, err := s.ForgetSessions(ctx, []string{sessionID}, dryRun)
+	if len(fs) == 0 {
+		return Forgotten{SessionID: sessionID, HandoffFiles: []string{}}, err
 	}
-	if s.pg {
-		// No file or WAL of ours holds the old rows: the server's
-		// autovacuum reclaims their space.
-		f.WALTruncated = true
-		return f, nil
-	}
-	f.WALTruncated, err = s.scrub(ctx)
-	if err != nil {
-		return f, fmt.Errorf("forget %s: %w", sessionID, err)
-	}
-	return f, nil
+	return fs[0], err
 }
 
-// forget deletes the session in one transaction, on a connection of its
+// ForgetSessions forgets several sessions as Forget does one, in one
+// transaction with one merge of the full-text indexes and one rewrite of
+// the file, whatever their number (forget --project).
+func (s *Store) ForgetSessions(ctx context.Context, sessionIDs []string, dryRun bool) ([]Forgotten, error) {
+	var fs []Forgotten
+	err := Retry(ctx, func() error {
+		var err error
+		fs, err = s.forget(ctx, sessionIDs, dryRun)
+		return err
+	})
+	if err != nil || dryRun || len(sessionIDs) == 0 {
+		return fs, err
+	}
+	truncated := true
+	if !s.pg {
+		// PostgreSQL: no file or WAL of ours holds the old rows, the
+		// server's autovacuum reclaims their space.
+		if truncated, err = s.scrub(ctx); err != nil {
+			return fs, fmt.Errorf("forget: %w", err)
+		}
+	}
+	for i := range fs {
+		fs[i].WALTruncated = truncated
+	}
+	return fs, nil
+}
+
+// forget deletes the sessions in one transaction, on a connection of its
 // own with secure_delete on. (The pragma stays with this connection, which
 // is closed rather than returned to the pool.)
-func (s *Store) forget(ctx context.Context, sessionID string, dryRun bool) (Forgotten, error) {
-	f := Forgotten{SessionID: sessionID, HandoffFiles: []string{}}
+func (s *Store) forget(ctx context.Context, sessionIDs []string, dryRun bool) ([]Forgotten, error) {
 	if s.pg {
 		tx, _, err := s.beginWritePG(ctx)
 		if err != nil {
-			return f, fmt.Errorf("begin: %w", err)
+			return nil, fmt.Errorf("begin: %w", err)
 		}
 		defer tx.Rollback()
-		return s.forgetIn(ctx, tx, f, dryRun)
+		return s.forgetIn(ctx, tx, sessionIDs, dryRun)
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
-		return f, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
 	defer conn.Raw(func(any) error { return driver.ErrBadConn }) // never reused: it has secure_delete on
 	if !dryRun {
 		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-			return f, fmt.Errorf("secure delete: %w", err)
+			return nil, fmt.Errorf("secure delete: %w", err)
 		}
 	}
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return f, fmt.Errorf("begin: %w", err)
+		return nil, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	return s.forgetIn(ctx, tx, f, dryRun)
+	return s.forgetIn(ctx, tx, sessionIDs, dryRun)
 }
 
-// forgetIn deletes the session f names in tx, and commits.
-func (s *Store) forgetIn(ctx context.Context, tx *sqlx.Tx, f Forgotten, dryRun bool) (Forgotten, error) {
-	sessionID := f.SessionID
+// forgetIn deletes the sessions in tx, merges the full-text indexes once,
+// and commits.
+func (s *Store) forgetIn(ctx context.Context, tx *sqlx.Tx, sessionIDs []string, dryRun bool) ([]Forgotten, error) {
+	out := make([]Forgotten, 0, len(sessionIDs))
+	for _, id := range sessionIDs {
+		f, err := deleteSession(ctx, tx, id, dryRun)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
+	if dryRun || len(sessionIDs) == 0 {
+		return out, nil
+	}
+	// FTS5 deletes by adding tombstones: the terms stay in the segments
+	// until they are merged. 'optimize' merges each index into one segment
+	// without them (FTS5's 'secure-delete' option, which removes them from
+	// the segments at each delete, measured twice as slow here).
+	for _, t := range ftsTables {
+		if s.pg {
+			break // PostgreSQL's tsvector columns went with their rows
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('optimize')`); err != nil {
+			return out, fmt.Errorf("forget: merge %s: %w", t, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return out, fmt.Errorf("commit forget: %w", err)
+	}
+	return out, nil
+}
+
+// deleteSession counts what the session holds and, unless dryRun, deletes
+// it and leaves its tombstone, in tx.
+func deleteSession(ctx context.Context, tx *sqlx.Tx, sessionID string, dryRun bool) (Forgotten, error) {
+	f := Forgotten{SessionID: sessionID, HandoffFiles: []string{}}
 	err := tx.GetContext(ctx, &f, `SELECT
 		(SELECT count(*) FROM messages WHERE session_id = ?) AS messages,
 		(SELECT count(*) FROM handoffs WHERE session_id = ?) AS handoffs,
@@ -132,24 +176,9 @@ func (s *Store) forgetIn(ctx context.Context, tx *sqlx.Tx, f Forgotten, dryRun b
 			return f, fmt.Errorf("forget %s: %w", sessionID, err)
 		}
 	}
-	// FTS5 deletes by adding tombstones: the terms stay in the segments
-	// until they are merged. 'optimize' merges each index into one segment
-	// without them (FTS5's 'secure-delete' option, which removes them from
-	// the segments at each delete, measured twice as slow here).
-	for _, t := range ftsTables {
-		if s.pg {
-			break // PostgreSQL's tsvector columns went with their rows
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('optimize')`); err != nil {
-			return f, fmt.Errorf("forget %s: merge %s: %w", sessionID, t, err)
-		}
-	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten (session_id, at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
 		sessionID, time.Now().UTC()); err != nil {
 		return f, fmt.Errorf("remember forgotten %s: %w", sessionID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return f, fmt.Errorf("commit forget: %w", err)
 	}
 	return f, nil
 }

@@ -30,17 +30,23 @@ func (e *Engine) Forget(ctx context.Context, sessionArg string, dryRun, files bo
 	if err != nil {
 		return Forgotten{}, err
 	}
-	// Handoffs a PreCompact hook left pending are the session's too.
-	for _, p := range pendingDrafts(st.Path(), sess.ID) {
+	return forgetFiles(st, f, dryRun, files), nil
+}
+
+// forgetFiles adds to what the store forgot of a session the handoffs a
+// PreCompact hook left pending (forgotten too unless dryRun), and with
+// files removes the session's handoff files.
+func forgetFiles(st *store.Store, f store.Forgotten, dryRun, files bool) Forgotten {
+	for _, p := range pendingDrafts(st.Path(), f.SessionID) {
 		f.HandoffFiles = append(f.HandoffFiles, p.Path)
 		f.Handoffs++
 	}
 	if !dryRun {
-		forgetPending(st.Path(), sess.ID)
+		forgetPending(st.Path(), f.SessionID)
 	}
 	out := Forgotten{Forgotten: f}
 	if !files || dryRun {
-		return out, nil
+		return out
 	}
 	for _, p := range f.HandoffFiles {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -49,5 +55,5 @@ func (e *Engine) Forget(ctx context.Context, sessionArg string, dryRun, files bo
 		}
 		out.FilesRemoved = append(out.FilesRemoved, p)
 	}
-	return out, nil
+	return out
 }

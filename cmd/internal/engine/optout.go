@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,13 +260,18 @@ func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, file
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(sessions))
+	for i, s := range sessions {
+		ids[i] = s.ID
+	}
+	// One transaction, one index merge and one file rewrite for them all.
+	fs, err := st.ForgetSessions(ctx, ids, dryRun)
+	if err != nil {
+		return nil, err
+	}
 	out := []Forgotten{}
-	for _, s := range sessions {
-		f, err := e.Forget(ctx, s.ID, dryRun, files)
-		if err != nil {
-			return out, fmt.Errorf("forget %s: %w", s.ID, err)
-		}
-		out = append(out, f)
+	for _, f := range fs {
+		out = append(out, forgetFiles(st, f, dryRun, files))
 	}
 	return out, nil
 }
