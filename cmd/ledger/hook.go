@@ -19,8 +19,9 @@ func newHookCmd(app *App) *cobra.Command {
 	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Run as a Claude Code hook (reads the hook's JSON on stdin)",
-		Long: `Run as a Claude Code hook: read the hook input on stdin and act on its
+		Short: "Run as a Claude Code or Codex hook (reads the hook's JSON on stdin)",
+		Long: `Run as a Claude Code (or, with --agent codex, Codex CLI) hook: read the
+hook input on stdin and act on its
 hook_event_name. Installed by 'ledger hooks install'; you do not run it by hand.
 
   SessionStart  compact/resume: inject this session's resume context;
