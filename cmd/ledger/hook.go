@@ -21,8 +21,8 @@ func newHookCmd(app *App) *cobra.Command {
 		Use:   "hook",
 		Short: "Run as a Claude Code or Codex hook (reads the hook's JSON on stdin)",
 		Long: `Run as a Claude Code (or, with --agent codex, Codex CLI) hook: read the
-hook input on stdin and act on its
-hook_event_name. Installed by 'ledger hooks install'; you do not run it by hand.
+hook input on stdin and act on its hook_event_name. Installed by 'ledger hooks
+install'; you do not run it by hand.
 
   SessionStart  compact/resume: inject this session's resume context;
                 clear: inject the latest handoff of the same project (the new
