@@ -119,14 +119,12 @@ var searchIndexes = []searchIndex{
 // optional terms scores (see rank).
 const scoreWindow = 200
 
-// search runs one MATCH expression against each index the filters allow and
-// merges the hits, best first; scored says some of the query's terms may be
-// missing from a hit (OR, the any-word fallback). It ranks, then makes
-// snippets for the hits it keeps: a snippet costs about 90 µs.
-func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
+// bestOf ranks the hits of each index the filters allow (rank, on either
+// backend) and keeps the best: highest score, then newest.
+func (o SearchOptions) bestOf(rank func(searchIndex) ([]Hit, error)) ([]Hit, error) {
 	var hits []Hit
 	for _, ix := range o.indexes() {
-		h, err := s.rank(ctx, ix, o, match, scored)
+		h, err := rank(ix)
 		if err != nil {
 			return nil, err
 		}
@@ -142,6 +140,18 @@ func (s *Store) search(ctx context.Context, o SearchOptions, match string, score
 		return cmp.Compare(b.ID, a.ID)
 	})
 	hits = hits[:min(len(hits), o.Limit)]
+	return hits, nil
+}
+
+// search runs one MATCH expression against each index the filters allow and
+// merges the hits, best first; scored says some of the query's terms may be
+// missing from a hit (OR, the any-word fallback). It ranks, then makes
+// snippets for the hits it keeps: a snippet costs about 90 µs.
+func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
+	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.rank(ctx, ix, o, match, scored) })
+	if err != nil {
+		return nil, err
+	}
 	if err := s.snippets(ctx, match, hits, !o.filtered()); err != nil {
 		return nil, err
 	}

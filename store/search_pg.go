@@ -71,24 +71,10 @@ func (q Query) tsquery(all bool) string {
 
 // searchPG is search on PostgreSQL (see search).
 func (s *Store) searchPG(ctx context.Context, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
-	var hits []Hit
-	for _, ix := range o.indexes() {
-		h, err := s.rankPG(ctx, ix, o, tsq, scored)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, h...)
+	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.rankPG(ctx, ix, o, tsq, scored) })
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		if c := b.At.Compare(a.At); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	hits = hits[:min(len(hits), o.Limit)]
 	if err := s.snippetsPG(ctx, o.Query.terms(), hits); err != nil {
 		return nil, err
 	}
