@@ -119,31 +119,49 @@ func (t term) fts() string {
 
 // MatchAll renders the query as an FTS5 MATCH expression in which every
 // word of a group must match. It is "" when the query is empty.
-func (q Query) MatchAll() string { return q.render(" AND ") }
+func (q Query) MatchAll() string { return q.render(ftsSyntax, true) }
 
 // MatchAny renders the query with every word of a group optional (OR): the
 // fallback when nothing matches them all.
-func (q Query) MatchAny() string { return q.render(" OR ") }
+func (q Query) MatchAny() string { return q.render(ftsSyntax, false) }
 
-func (q Query) render(within string) string {
+// syntax is a backend's full-text query language: its operators and how a
+// term is written.
+type syntax struct {
+	and, or, andNot string
+	term            func(term) string
+}
+
+var (
+	ftsSyntax = syntax{and: " AND ", or: " OR ", andNot: ") NOT (", term: term.fts} // FTS5 MATCH
+	tsSyntax  = syntax{and: " & ", or: " | ", andNot: ") & !(", term: term.tsquery} // PostgreSQL to_tsquery
+)
+
+// render writes the query in syn, every word of a group needed (all) or
+// any of them; groups are alternatives, excluded terms are left out. It
+// is "" when the query is empty.
+func (q Query) render(syn syntax, all bool) string {
 	if q.Empty() {
 		return ""
 	}
+	within := syn.or
+	if all {
+		within = syn.and
+	}
+	terms := func(ts []term, sep string) string {
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = syn.term(t)
+		}
+		return strings.Join(parts, sep)
+	}
 	var groups []string
 	for _, g := range q.Groups {
-		parts := make([]string, len(g))
-		for i, t := range g {
-			parts[i] = t.fts()
-		}
-		groups = append(groups, "("+strings.Join(parts, within)+")")
+		groups = append(groups, "("+terms(g, within)+")")
 	}
-	expr := strings.Join(groups, " OR ")
+	expr := strings.Join(groups, syn.or)
 	if len(q.Exclude) > 0 {
-		ex := make([]string, len(q.Exclude))
-		for i, t := range q.Exclude {
-			ex[i] = t.fts()
-		}
-		expr = "(" + expr + ") NOT (" + strings.Join(ex, " OR ") + ")"
+		expr = "(" + expr + syn.andNot + terms(q.Exclude, syn.or) + ")"
 	}
 	return expr
 }

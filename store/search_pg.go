@@ -45,29 +45,7 @@ func (t term) tsquery() string {
 
 // tsquery renders the query for to_tsquery, every word of a group needed
 // (all) or any of them: MatchAll and MatchAny's PostgreSQL counterparts.
-func (q Query) tsquery(all bool) string {
-	within := " | "
-	if all {
-		within = " & "
-	}
-	var groups []string
-	for _, g := range q.Groups {
-		parts := make([]string, len(g))
-		for i, t := range g {
-			parts[i] = t.tsquery()
-		}
-		groups = append(groups, "("+strings.Join(parts, within)+")")
-	}
-	expr := strings.Join(groups, " | ")
-	if len(q.Exclude) > 0 {
-		ex := make([]string, len(q.Exclude))
-		for i, t := range q.Exclude {
-			ex[i] = t.tsquery()
-		}
-		expr = "(" + expr + ") & !(" + strings.Join(ex, " | ") + ")"
-	}
-	return expr
-}
+func (q Query) tsquery(all bool) string { return q.render(tsSyntax, all) }
 
 // searchPG is search on PostgreSQL (see search).
 func (s *Store) searchPG(ctx context.Context, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
