@@ -78,22 +78,24 @@ func Render(d Doc, budget int, count func(string) int) string {
 	if count == nil {
 		count = ApproxTokens
 	}
-	r := renderer{d: d, sections: map[sectionKey]string{}}
+	return newRenderer(d).fit(budget, count, true)
+}
+
+// fit is Render on r's document. With prune, a layout that shows more
+// items of a list than its cap (listCap) is known not to fit and is not
+// written out: a 50k-message session's thousands of requests are neither
+// written nor counted at each trial. Without it every trial is written
+// whole; tests check that both give the same Markdown.
+func (r *renderer) fit(budget int, count func(string) int, prune bool) string {
 	fits := func(l layout) (string, bool) {
+		if prune && r.overflows(l, budget, count) {
+			return "", false
+		}
 		s := r.render(l)
 		return s, count(s) <= budget
 	}
-	// An item takes a token at least: a list of more items than the
-	// budget cannot fit whole, and is never shown longer than that (a
-	// 50k-message session's thousands of requests are not written out and
-	// counted at each trial).
-	n := lists(d)
+	n := r.n
 	l := fullLayout()
-	for sec := range l.keep {
-		if n[sec] > budget {
-			l.keep[sec] = budget
-		}
-	}
 	if s, ok := fits(l); ok {
 		return s
 	}
@@ -121,7 +123,7 @@ func Render(d Doc, budget int, count func(string) int) string {
 			continue
 		}
 		// floor fits, all of them do not: find the largest k that fits.
-		lo, hi := floor, min(n[sec]-1, budget)
+		lo, hi := floor, n[sec]-1
 		for lo < hi {
 			mid := (lo + hi + 1) / 2
 			l.keep[sec] = mid
@@ -136,7 +138,6 @@ func Render(d Doc, budget int, count func(string) int) string {
 		return s
 	}
 	// Everything is cut to the bone: shorten what is left, the task last.
-	var last string
 	for _, step := range []struct{ item, next, context, task int }{
 		{100, 120, 160, 600}, {80, 100, 120, 400}, {60, 80, 80, 300}, {40, 60, 60, 200},
 		{30, 50, 40, 120}, {20, 40, 30, 80}, {10, 30, 20, 60},
@@ -146,13 +147,67 @@ func Render(d Doc, budget int, count func(string) int) string {
 		}
 		l.itemMax[secNext] = step.next
 		l.contextMax, l.taskMax = step.context, step.task
-		s, ok := fits(l)
-		if ok {
+		if s, ok := fits(l); ok {
 			return s
 		}
-		last = s
 	}
-	return last
+	return r.render(l)
+}
+
+// overflows reports whether layout l shows more items of some list than
+// fit in budget on their own (see listCap): then the whole document, which
+// holds that section's lines and more, cannot fit either.
+func (r *renderer) overflows(l layout, budget int, count func(string) int) bool {
+	for _, sec := range trimOrder {
+		k := l.keep[sec]
+		if k < 0 || k > r.n[sec] {
+			k = r.n[sec]
+		}
+		if k > pruneFrom && k > r.listCap(sec, l.itemMax[sec], budget, count) {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneFrom is the longest list overflows leaves to the trial itself.
+const pruneFrom = 16
+
+// listCap is the most items of list sec, each shortened to max runes,
+// whose section alone stays within budget tokens: the section with one
+// more overflows it. It is measured once per list, length and budget, by
+// doubling the items kept and then halving the gap.
+func (r *renderer) listCap(sec section, max, budget int, count func(string) int) int {
+	key := capKey{sec: sec, max: max, budget: budget}
+	if c, ok := r.caps[key]; ok {
+		return c
+	}
+	l := fullLayout()
+	l.itemMax[sec] = max
+	over := func(k int) bool {
+		l.keep[sec] = k
+		return count(r.section(l, sec)) > budget
+	}
+	n := r.n[sec]
+	lo, hi := 0, pruneFrom // within budget at lo (none), over at hi
+	for hi < n && !over(hi) {
+		lo, hi = hi, hi*2
+	}
+	c := n
+	if hi < n || over(n) {
+		hi = min(hi, n)
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if over(mid) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		c = lo
+	}
+	r.caps[key] = c
+	return c
 }
 
 // lists gives the number of items of each list section.
@@ -217,11 +272,23 @@ func render(d Doc, l layout) string {
 // renderer writes one document in the layouts Render tries. A section's
 // text depends only on its own part of the layout, and most trials change
 // one section: each section is written once per layout of its own, and
-// kept. (A request list of thousands, in a long session's handoff, was
-// written again at each of Render's trials.)
+// kept, as are the lists' caps. (A request list of thousands, in a long
+// session's handoff, was written again at each of Render's trials.) A
+// resume fits the same document to several budgets with one renderer.
 type renderer struct {
 	d        Doc
+	n        [numSections]int      // items of each list
 	sections map[sectionKey]string // nil: keep nothing
+	caps     map[capKey]int
+}
+
+func newRenderer(d Doc) *renderer {
+	return &renderer{d: d, n: lists(d), sections: map[sectionKey]string{}, caps: map[capKey]int{}}
+}
+
+type capKey struct {
+	sec         section
+	max, budget int
 }
 
 type sectionKey struct {
@@ -251,23 +318,28 @@ func (r *renderer) render(l layout) string {
 
 	for sec := secTask; sec < numSections; sec++ {
 		b.WriteString("\n## " + headings[sec] + "\n")
-		key := sectionKey{sec: sec, keep: l.keep[sec], max: l.itemMax[sec]}
-		switch sec {
-		case secTask:
-			key.taskMax = l.taskMax
-		case secContext:
-			key.contextMax = l.contextMax
-		}
-		text, ok := r.sections[key]
-		if !ok {
-			text = writeSection(d, l, sec)
-			if r.sections != nil {
-				r.sections[key] = text
-			}
-		}
-		b.WriteString(text)
+		b.WriteString(r.section(l, sec))
 	}
 	return b.String()
+}
+
+// section is the body of one section in layout l.
+func (r *renderer) section(l layout, sec section) string {
+	key := sectionKey{sec: sec, keep: l.keep[sec], max: l.itemMax[sec]}
+	switch sec {
+	case secTask:
+		key.taskMax = l.taskMax
+	case secContext:
+		key.contextMax = l.contextMax
+	}
+	text, ok := r.sections[key]
+	if !ok {
+		text = writeSection(r.d, l, sec)
+		if r.sections != nil {
+			r.sections[key] = text
+		}
+	}
+	return text
 }
 
 // writeSection writes one section's body in layout l.
@@ -385,8 +457,12 @@ func writeText(b *strings.Builder, text string) {
 }
 
 func writeList(b *strings.Builder, list []string, keep, max int) {
+	if keep < 0 || keep > len(list) {
+		keep = len(list)
+	}
+	// Only the items shown are shortened: writeItems counts the others.
 	items := make([]string, len(list))
-	for i, s := range list {
+	for i, s := range list[:keep] {
 		items[i] = escapeItem(singleLine(shorten(s, max)))
 	}
 	writeItems(b, items, keep)

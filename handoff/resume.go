@@ -34,8 +34,11 @@ type ResumeInput struct {
 	Handoff Doc
 	// Extracted is true when no handoff was written and Handoff was
 	// extracted from the latest messages now.
-	Extracted   bool
-	Compactions []CompactionNote
+	Extracted bool
+	// Compactions is how many compactions the session went through; Last
+	// is the newest of them.
+	Compactions    int
+	LastCompaction CompactionNote
 	// Requests are the user's requests since the handoff was written,
 	// oldest first (an extracted handoff holds them all: none then).
 	Requests []string
@@ -129,13 +132,13 @@ func Unfence(text string) string {
 
 func resume(in ResumeInput, budget int, count func(string) int) string {
 	head := resumeHeader(in)
-	full := Render(in.Handoff, 1<<30, count)
-	fm := count(full) - count(stripFrontmatter(full))
+	fm := frontmatterTokens(in.Handoff, count)
+	r := newRenderer(in.Handoff)
 	for _, lv := range resumeLevels {
 		notes := resumeNotes(in, lv)
 		hb := budget - count(head+notes) - 2
 		for try := 0; try < 6 && hb > 0; try++ {
-			out := head + notes + stripFrontmatter(Render(in.Handoff, hb+fm, count))
+			out := head + notes + stripFrontmatter(r.fit(hb+fm, count, true))
 			over := count(out) - budget
 			if over <= 0 {
 				return out
@@ -189,9 +192,9 @@ func resumeNotes(in ResumeInput, lv resumeLevel) string {
 		}
 		b.WriteString("\n")
 	}
-	if lv.history && len(in.Compactions) > 0 {
-		last := in.Compactions[len(in.Compactions)-1]
-		fmt.Fprintf(&b, "## Compactions\n%d so far; the last %s (%s", len(in.Compactions),
+	if lv.history && in.Compactions > 0 {
+		last := in.LastCompaction
+		fmt.Fprintf(&b, "## Compactions\n%d so far; the last %s (%s", in.Compactions,
 			last.At.UTC().Format("2006-01-02 15:04 MST"), orNone(last.Trigger))
 		if last.PreTokens > 0 {
 			fmt.Fprintf(&b, ", %d tokens before", last.PreTokens)
@@ -211,6 +214,16 @@ func resumeNotes(in ResumeInput, lv resumeLevel) string {
 
 // stripFrontmatter drops the handoff's frontmatter block: the resume
 // header already says whose handoff it is.
+// frontmatterTokens is what d's frontmatter adds to a rendering of d, as
+// count counts: the frontmatter depends on none of the lists, so it is
+// measured on d without them (a long session's thousands of requests are
+// not written out to learn it).
+func frontmatterTokens(d Doc, count func(string) int) int {
+	head := Doc{ID: d.ID, Session: d.Session, Project: d.Project, Branch: d.Branch, CreatedAt: d.CreatedAt, Trigger: d.Trigger}
+	md := render(head, fullLayout())
+	return count(md) - count(stripFrontmatter(md))
+}
+
 func stripFrontmatter(md string) string {
 	if !strings.HasPrefix(md, "---\n") {
 		return md

@@ -77,7 +77,7 @@ func encodeBlocks(blocks []compact.Block, text string) ([]byte, error) {
 // decodeBlocks reads the blocks column back, given the text column.
 func decodeBlocks(text, data string) ([]compact.Block, error) {
 	var in []storedBlock
-	if err := json.Unmarshal([]byte(data), &in); err != nil {
+	if err := decodeJSON(data, &in); err != nil {
 		return nil, err
 	}
 	out := make([]compact.Block, len(in))

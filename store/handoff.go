@@ -29,7 +29,7 @@ type Handoff struct {
 // Doc decodes the stored document, with the stored id, Markdown and tokens.
 func (h Handoff) Doc() (handoff.Doc, error) {
 	var d handoff.Doc
-	if err := json.Unmarshal([]byte(h.Sections), &d); err != nil {
+	if err := decodeJSON(h.Sections, &d); err != nil {
 		return d, fmt.Errorf("decode handoff %d: %w", h.ID, err)
 	}
 	d.ID = h.ID

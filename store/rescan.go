@@ -305,7 +305,7 @@ func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 // is redacted as text.
 func (r rescanner) redactSections(sections string) (string, int, error) {
 	var d handoff.Doc
-	if err := json.Unmarshal([]byte(sections), &d); err != nil {
+	if err := decodeJSON(sections, &d); err != nil {
 		s, n := r.Redact(sections)
 		return s, n, nil
 	}

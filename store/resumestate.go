@@ -92,7 +92,7 @@ func (s *Store) LoadResumeState(ctx context.Context, sessionID string) (ResumeSt
 		return ResumeState{}, fmt.Errorf("read resume state of %s: %w", sessionID, err)
 	}
 	rs := ResumeState{SessionID: sessionID, Key: row.Key}
-	if err := json.Unmarshal([]byte(row.Doc), &rs.Doc); err != nil {
+	if err := decodeJSON(row.Doc, &rs.Doc); err != nil {
 		return ResumeState{}, fmt.Errorf("decode resume state of %s: %w", sessionID, err)
 	}
 	return rs, nil

@@ -113,12 +113,13 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		}
 		in.Requests = handoff.UserRequests(since, 3)
 	}
-	cs, err := st.Compactions(ctx, store.CompactionFilter{SessionID: sess.ID})
+	c, n, err := st.LastCompaction(ctx, sess.ID)
 	if err != nil {
 		return res, err
 	}
-	for _, c := range cs {
-		in.Compactions = append(in.Compactions, handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source})
+	if n > 0 {
+		in.Compactions = n
+		in.LastCompaction = handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source}
 	}
 	count := compact.DefaultMemo()
 	res.Handoff = in.Handoff
