@@ -98,6 +98,85 @@ func TestMigrateUpDownUp(t *testing.T) {
 	}
 }
 
+// TestSchemaVersionMark checks the schema version kept in the header's
+// user_version: set by a migration, moved by one down, and read back the
+// same as goose's table says; a ledger without it (made before it) reads
+// goose's and gets it at its next open.
+func TestSchemaVersionMark(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want, _ := TargetVersion()
+	mark := func() int64 {
+		t.Helper()
+		var v int64
+		if err := s.db.Get(&v, `PRAGMA user_version`); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	check := func(when string, v int64) {
+		t.Helper()
+		g, err := gooseVersion(ctx, s.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.SchemaVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := mark(); m != v || g != v || got != v {
+			t.Errorf("%s: user_version %d, goose %d, SchemaVersion %d; want %d", when, m, g, got, v)
+		}
+	}
+	check("new ledger", want)
+	if err := s.MigrateDown(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	check("down to 3", 3)
+	if err := s.MigrateUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("up again", want)
+
+	// A ledger from before the mark.
+	if _, err := s.db.Exec(`PRAGMA user_version = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.SchemaVersion(ctx); got != want {
+		t.Errorf("SchemaVersion without the mark = %d, want goose's %d", got, want)
+	}
+	r, err := OpenReader(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.SchemaVersion(ctx); got != want {
+		t.Errorf("a reader without the mark: SchemaVersion %d, want %d", got, want)
+	}
+	r.Close()
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	check("reopened", want)
+}
+
+func TestSQLiteVersionIsTheLibrarys(t *testing.T) {
+	s := openTemp(t)
+	var lib string
+	if err := s.db.Get(&lib, `SELECT sqlite_version()`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.SQLiteVersion(context.Background()); err != nil || got != lib {
+		t.Errorf("SQLiteVersion = %q, %v; sqlite_version() = %q", got, err, lib)
+	}
+}
+
 func TestOpenTwice(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
