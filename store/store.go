@@ -204,7 +204,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
-	have, err := schemaVersion(ctx, s.db)
+	// goose's table, not the mark: what writes checks the schema itself.
+	have, err := gooseVersion(ctx, s.db)
 	if err != nil {
 		return err
 	}

@@ -230,6 +230,15 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 	if _, err := Open(ctx, s.Path()); err == nil {
 		t.Fatal("Open of a newer schema succeeded, want an error")
 	}
+	// A newer ledger marks its version in the header too (schemaVersion):
+	// a reader goes by that.
+	if _, err := s.db.Exec(`PRAGMA user_version = 9999`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := OpenReader(ctx, s.Path()); err == nil {
+		r.Close()
+		t.Fatal("OpenReader of a newer schema succeeded, want an error")
+	}
 }
 
 // ftsCheck runs FTS5's integrity-check on an external-content table: it
