@@ -8,18 +8,22 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
 // uuidPattern matches a UUID as Claude Code and Codex put them in file
-// names.
-var uuidPattern = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+// names. It is compiled on first use: every package's variables are set up
+// at each start of the binary, which `ledger version` pays for.
+var uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+})
 
 // SessionHint returns the first UUID in the base name of path: the session
 // id Claude Code (<session>.jsonl) and Codex (rollout-<time>-<session>.jsonl)
 // name their files after. It returns "" when the name holds none.
 func SessionHint(path string) string {
-	return uuidPattern.FindString(filepath.Base(path))
+	return uuidPattern().FindString(filepath.Base(path))
 }
 
 // Walk calls fn for every transcript under roots: a root that is a file is
