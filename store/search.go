@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,24 +145,19 @@ func (o SearchOptions) bestOf(rank func(searchIndex) ([]Hit, error)) ([]Hit, err
 // search runs one MATCH expression against each index the filters allow and
 // merges the hits, best first; scored says some of the query's terms may be
 // missing from a hit (OR, the any-word fallback). It ranks, then makes
-// snippets for the hits it keeps: a snippet costs about 90 µs.
+// snippets for the hits it keeps (snippet.go).
 func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
 	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.rank(ctx, ix, o, match, scored) })
 	if err != nil {
 		return nil, err
 	}
-	if err := s.snippets(ctx, match, hits, !o.filtered()); err != nil {
+	if err := s.snippets(ctx, o.Query.terms(), hits); err != nil {
 		return nil, err
 	}
 	if hits == nil {
 		hits = []Hit{}
 	}
 	return hits, nil
-}
-
-// filtered tells whether a search has filters that need each match's row.
-func (o SearchOptions) filtered() bool {
-	return o.SessionID != "" || o.Project != "" || o.Host != "" || !o.Since.IsZero() || !o.Until.IsZero() || o.Role != ""
 }
 
 // indexes are the indexes a search's kind and role filters allow.
@@ -278,58 +272,4 @@ type query struct {
 func (q *query) add(sql string, args ...any) {
 	q.sql.WriteString(sql)
 	q.args = append(q.args, args...)
-}
-
-// snippets fills in the hits' snippets: one query per kind. FTS5 finds
-// a MATCH's row by rowid slowly (it seeks every segment of every term's
-// doclist: about 1.5 ms for a five-word path at 100k messages), but walks
-// a rowid range fast: the hits of an unfiltered search are among the
-// window's newest matches, so it walks from the newest down to the oldest
-// hit and makes snippets for the hits only. A filtered search's hits may lie
-// far apart: it seeks each.
-func (s *Store) snippets(ctx context.Context, match string, hits []Hit, walk bool) error {
-	for _, ix := range searchIndexes {
-		var ids []any
-		at := map[int64][]int{}
-		lo := int64(math.MaxInt64)
-		for i, h := range hits {
-			if h.Kind == ix.kind {
-				ids = append(ids, h.ID)
-				at[h.ID] = append(at[h.ID], i)
-				lo = min(lo, h.ID)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		in := "(?" + strings.Repeat(", ?", len(ids)-1) + ")"
-		where := "rowid IN " + in
-		if walk {
-			// +rowid: a filter, not a constraint FTS5 would seek with.
-			where = fmt.Sprintf("rowid >= %d AND +rowid IN %s", lo, in)
-		}
-		q := fmt.Sprintf(`SELECT rowid, snippet(%s, 0, '%s', '%s', '…', 24) FROM %s WHERE %s MATCH ? AND %s`,
-			ix.fts, MarkStart, MarkEnd, ix.fts, ix.fts, where)
-		rows, err := s.db.QueryContext(ctx, q, append([]any{match}, ids...)...)
-		if err != nil {
-			return fmt.Errorf("search snippets: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var snip string
-			if err := rows.Scan(&id, &snip); err != nil {
-				rows.Close()
-				return fmt.Errorf("search snippets: %w", err)
-			}
-			for _, i := range at[id] {
-				hits[i].Snippet = snip
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return fmt.Errorf("search snippets: %w", err)
-		}
-	}
-	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // PostgreSQL full text: each searchable table has a stored tsvector column
@@ -20,11 +19,6 @@ import (
 // query language, the same filters, the same rows found; ranking follows
 // the SQLite backend's (newest first, or terms held when some may be
 // missing), and snippets are cut and marked as FTS5 marks them.
-
-// pgText is the column each index's tsvector is made from.
-var pgText = map[string]string{
-	KindMessage: "text", KindHandoff: "markdown", KindCompaction: "summary", KindNote: "text",
-}
 
 // tsquery renders a term for to_tsquery: its tokens quoted (they are
 // letters and digits only) and followed by one another, the last a prefix
@@ -53,7 +47,7 @@ func (s *Store) searchPG(ctx context.Context, o SearchOptions, tsq string, score
 	if err != nil {
 		return nil, err
 	}
-	if err := s.snippetsPG(ctx, o.Query.terms(), hits); err != nil {
+	if err := s.snippets(ctx, o.Query.terms(), hits); err != nil {
 		return nil, err
 	}
 	if hits == nil {
@@ -181,109 +175,4 @@ func scoreHeld(hits []Hit, held []map[int64]bool) {
 		}
 		hits[k].Score = math.Round(hits[k].Score*1000) / 1000
 	}
-}
-
-// snippetsPG fills in the hits' snippets, one query per kind for their
-// texts. The snippet is cut and marked here, with the tokenizer queries
-// are parsed with (tokenize): ts_headline would split the text with
-// PostgreSQL's parser, which keeps a path or a file name whole, and so
-// would not mark session_store.go's words as the SQLite backend does.
-func (s *Store) snippetsPG(ctx context.Context, terms []term, hits []Hit) error {
-	for _, ix := range searchIndexes {
-		var ids []any
-		at := map[int64][]int{}
-		for i, h := range hits {
-			if h.Kind == ix.kind {
-				ids = append(ids, h.ID)
-				at[h.ID] = append(at[h.ID], i)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		var rows []struct {
-			ID   int64  `db:"id"`
-			Text string `db:"text"`
-		}
-		q := `SELECT id, left(` + pgText[ix.kind] + `, 400000) AS text FROM ` + ix.table +
-			` WHERE id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
-		if err := s.db.SelectContext(ctx, &rows, q, ids...); err != nil {
-			return fmt.Errorf("search snippets: %w", err)
-		}
-		for _, r := range rows {
-			for _, i := range at[r.ID] {
-				hits[i].Snippet = snippet(r.Text, terms, 24)
-			}
-		}
-	}
-	return nil
-}
-
-// snippet is about n words of text around the first word that one of the
-// terms holds, each such word between MarkStart and MarkEnd, with an
-// ellipsis where the text was cut (as FTS5's snippet()).
-func snippet(text string, terms []term, n int) string {
-	type span struct{ from, to int }
-	var words []span
-	start := -1
-	for i, r := range text {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r)
-		switch {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			words = append(words, span{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		words = append(words, span{start, len(text)})
-	}
-	hit := func(w string) bool {
-		w = strings.ToLower(w)
-		for _, t := range terms {
-			for k, tok := range t.tokens {
-				if w == tok || t.prefix && k == len(t.tokens)-1 && strings.HasPrefix(w, tok) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	first := -1
-	marked := make([]bool, len(words))
-	for i, w := range words {
-		if marked[i] = hit(text[w.from:w.to]); marked[i] && first < 0 {
-			first = i
-		}
-	}
-	lo := 0
-	if first >= 0 {
-		lo = max(0, first-n/3)
-	}
-	hi := min(len(words), lo+n)
-	if len(words) == 0 {
-		return ""
-	}
-	var sb strings.Builder
-	if lo > 0 {
-		sb.WriteString("…")
-	}
-	pos := words[lo].from
-	for i := lo; i < hi; i++ {
-		w := words[i]
-		sb.WriteString(text[pos:w.from])
-		if marked[i] {
-			sb.WriteString(MarkStart + text[w.from:w.to] + MarkEnd)
-		} else {
-			sb.WriteString(text[w.from:w.to])
-		}
-		pos = w.to
-	}
-	if hi < len(words) {
-		sb.WriteString("…")
-	} else {
-		sb.WriteString(text[pos:])
-	}
-	return sb.String()
 }
