@@ -53,6 +53,9 @@ func TestGitleaksRulesGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if gitleaksVersion != mod.Version {
+		t.Fatalf("gitleaks_rules.go holds the rules of gitleaks %s, go.mod requires %s: run go generate ./store/secrets", gitleaksVersion, mod.Version)
+	}
 	got, err := os.ReadFile("gitleaks_rules.go")
 	if err != nil {
 		t.Fatal(err)

@@ -53,9 +53,11 @@ func Module() (Mod, error) {
 // gitleaks reads it with viper; go-toml, which viper uses underneath,
 // decodes the same (a test of store/secrets checks), without viper's
 // globals.
-func Decode() (config.ViperConfig, error) {
+func Decode() (config.ViperConfig, error) { return decode(config.DefaultConfig) }
+
+func decode(text string) (config.ViperConfig, error) {
 	var vc config.ViperConfig
-	err := toml.Unmarshal([]byte(config.DefaultConfig), &vc)
+	err := toml.Unmarshal([]byte(text), &vc)
 	return vc, err
 }
 
@@ -86,21 +88,26 @@ type allowlist struct {
 // assembles them. Translate itself checks the set first (every regexp
 // compiles, conditions, targets, secret groups), so what it would refuse
 // is refused here, not at ledger's first scan.
-func Source(mod Mod) ([]byte, error) {
-	vc, err := Decode()
+func Source(mod Mod) ([]byte, error) { return source(mod, config.DefaultConfig) }
+
+// source is Source for a rule set in gitleaks' TOML format.
+func source(mod Mod, text string) ([]byte, error) {
+	vc, err := decode(text)
 	if err != nil {
 		return nil, fmt.Errorf("decode gitleaks' rules: %w", err)
 	}
 	// Translate rewrites parts of what it is given; it gets its own copy.
-	check, err := Decode()
+	check, err := decode(text)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := check.Translate(); err != nil {
-		return nil, fmt.Errorf("gitleaks' rules: %w", err)
-	}
+	// Checked first: Translate would read the other set, and count that
+	// in a global of gitleaks' that turns off its checks from then on.
 	if e := vc.Extend; e.Path != "" || e.URL != "" || e.UseDefault || len(e.DisabledRules) > 0 {
 		return nil, fmt.Errorf("gitleaks' rules extend another set")
+	}
+	if err := translate(&check); err != nil {
+		return nil, fmt.Errorf("gitleaks' rules: %w", err)
 	}
 	license, err := os.ReadFile(filepath.Join(mod.Dir, "LICENSE"))
 	if err != nil {
@@ -170,6 +177,18 @@ func Source(mod Mod) ([]byte, error) {
 		return nil, fmt.Errorf("gofmt the rules: %w", err)
 	}
 	return src, nil
+}
+
+// translate runs gitleaks' Translate, which panics on a regexp that does
+// not compile (regexp.MustCompile), and returns its error or the panic's.
+func translate(vc *config.ViperConfig) (err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			err = fmt.Errorf("%v", e)
+		}
+	}()
+	_, err = vc.Translate()
+	return err
 }
 
 // newAllowlist normalises an allowlist as gitleaks' parseAllowlist does
