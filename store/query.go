@@ -181,6 +181,32 @@ func (q Query) terms() []term {
 	return out
 }
 
+// tokens is how many words the query's positive terms hold in all.
+func (q Query) tokens() int {
+	n := 0
+	for _, g := range q.Groups {
+		for _, t := range g {
+			n += len(t.tokens)
+		}
+	}
+	return n
+}
+
+// numbered tells whether a word of the query's positive terms holds a
+// digit.
+func (q Query) numbered() bool {
+	for _, g := range q.Groups {
+		for _, t := range g {
+			for _, tok := range t.tokens {
+				if strings.ContainsAny(tok, "0123456789") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Words is how many positive terms the query has: a fallback to "any"
 // means something only when there are several.
 func (q Query) Words() int {

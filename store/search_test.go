@@ -168,3 +168,56 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// TestSearchNewestAtAnyLimit checks that a query whose words must all
+// match gives its newest matches at any limit: a query with
+// a digit goes oldest first when it has few matches (newestOfFew), the
+// others newest first; both must agree with the MATCH.
+func TestSearchNewestAtAnyLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 3,000 generated messages")
+	}
+	ctx := context.Background()
+	s, rare := searchFixture(t)
+	var sessions []string
+	if err := s.db.Select(&sessions, `SELECT id FROM sessions ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 30 {
+		text := fmt.Sprintf("build 7 failed at step %d", i)
+		if i%10 == 0 {
+			text = "build 7 passed"
+		}
+		if _, err := s.AddNote(ctx, Note{SessionID: sessions[i%len(sessions)], Kind: handoff.NoteDecision, Text: text, CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{rare, "build 7", "build 7 passed", `"7 failed"`, "flaky timeout", "pkg/auth/session_store.go"} {
+		query := ParseQuery(q)
+		for _, ix := range searchIndexes {
+			for _, limit := range []int{1, 3, 5, 20} {
+				res, err := s.Search(ctx, SearchOptions{Query: query, Limit: limit, Kind: ix.kind})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Any {
+					continue // the any-word fallback ranks otherwise
+				}
+				var got []int64
+				for _, h := range res.Hits {
+					got = append(got, h.ID)
+				}
+				// The newest by id; bestOf then orders them by time.
+				want := matches(t, s, ix, query.MatchAll())
+				slices.Reverse(want)
+				want = want[:min(len(want), limit)]
+				slices.Sort(want)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%q, %s, limit %d: %v, want the newest matches %v", q, ix.kind, limit, got, want)
+				}
+			}
+		}
+	}
+}
