@@ -66,6 +66,7 @@ Code cuts anything longer to a preview).`,
 
 func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
 	app.reads()
+	defer lessGC()()
 	req := engine.ResumeRequest{Session: opts.Session, Project: opts.Project, Budget: opts.Budget}
 	if req.Session == "" && req.Project == "" {
 		wd, err := app.Getwd()

@@ -84,6 +84,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 	app.reads()
+	defer lessGC()()
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project
 	if err := engine.CheckSearch(opts.Kind, opts.Role, opts.Limit); err != nil {
