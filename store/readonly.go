@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -178,12 +176,6 @@ func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("open database %s: %w", s.path, err)
 	}
-	if v, ok := headerSchema(s.path); ok && !immutable {
-		// sqlx.Open connects on the first query: a command that only
-		// asks the schema version (version) never opens SQLite.
-		s.db, s.stale = db, false
-		return v, nil
-	}
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
 		db.Close()
@@ -196,35 +188,6 @@ func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64,
 		}
 	}
 	return have, nil
-}
-
-// headerSchema reads a SQLite ledger's schema version mark (user_version:
-// markVersion) from its file's header, bytes 60-63, without SQLite, when
-// the header is the whole truth and a read-only connection will open: the
-// database is in WAL mode, its WAL is there and empty (no newer copy of the
-// header page), as the last connection leaves it, and this process may
-// write the shared-memory file beside it (mode=ro needs to). ok is false
-// otherwise, and for a ledger without the mark: then SQLite is asked.
-func headerSchema(path string) (int64, bool) {
-	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() != 0 {
-		return 0, false
-	}
-	shm, err := os.OpenFile(path+"-shm", os.O_RDWR, 0)
-	if err != nil {
-		return 0, false
-	}
-	shm.Close()
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:16]) != "SQLite format 3\x00" || h[18] != 2 || h[19] != 2 {
-		return 0, false
-	}
-	v := int64(binary.BigEndian.Uint32(h[60:64]))
-	return v, v > 0
 }
 
 // ReadOnly tells whether the store was opened read-only (ReadOnly, OpenReader).

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,62 +80,5 @@ func TestReadOnlyMigratesFirst(t *testing.T) {
 	}
 	if _, err := ro.AddNote(ctx, Note{SessionID: "x", Kind: "next", Text: "y"}); err == nil {
 		t.Error("the migrated read-only store wrote")
-	}
-}
-
-// TestHeaderSchema: a reader learns the schema version from the file's
-// header when nothing newer can be in the WAL, and reads what it should;
-// otherwise SQLite is asked.
-func TestHeaderSchema(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ledger.db")
-	want, _ := TargetVersion()
-	rw, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rw.db.Exec(`INSERT INTO sessions (id, source, project) VALUES ('s1', 'claude', '/p')`); err != nil {
-		t.Fatal(err)
-	}
-	// Open: the WAL holds the new rows (and maybe the header page).
-	if v, ok := headerSchema(path); ok {
-		t.Errorf("headerSchema with a WAL in use = %d, true; want false", v)
-	}
-	rw.Close() // the last connection checkpoints and empties the WAL
-	if v, ok := headerSchema(path); !ok || v != want {
-		t.Fatalf("headerSchema of a closed ledger = %d, %v; want %d, true", v, ok, want)
-	}
-	r, err := OpenReader(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := r.SchemaVersion(ctx); err != nil || v != want {
-		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, want)
-	}
-	if s, err := r.Session(ctx, "s1"); err != nil || s.Project != "/p" {
-		t.Errorf("a reader opened by the header reads %+v, %v", s, err)
-	}
-	r.Close()
-
-	// No shared-memory file to write: SQLite decides (and may fall back
-	// to immutable).
-	if err := os.Remove(path + "-shm"); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := headerSchema(path); ok {
-		t.Error("headerSchema without a -shm file: ok, want false")
-	}
-	// Not a database.
-	other := filepath.Join(t.TempDir(), "notes.txt")
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.WriteFile(other+suffix, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(other, []byte(strings.Repeat("not a database ", 10)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := headerSchema(other); ok {
-		t.Error("headerSchema of a text file: ok, want false")
 	}
 }

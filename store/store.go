@@ -159,11 +159,6 @@ func TargetVersion() (int64, error) { return targetOf(migrations.FS) }
 // SchemaVersion is the database's current schema version (0 before the
 // first migration).
 func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
-	if s.readOnly && !s.pg {
-		if v, ok := headerSchema(s.path); ok {
-			return v, nil
-		}
-	}
 	return schemaVersion(ctx, s.db)
 }
 
