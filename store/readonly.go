@@ -55,11 +55,11 @@ func readOnlySQLite(err error) bool {
 // which take no write lock), or immutable when SQLite cannot even keep
 // its shared-memory index beside the file (a read-only mount, a folder of
 // another user): nothing can write it then, and SQLite reads the file as
-// it is. Reads map the file (mmap_size, up to 1 GB): a command that starts,
-// reads a few hundred pages and exits copies none of them.
+// it is. Reads do not map the file (mmap_size): ~0.3 ms less per search is
+// not worth a SIGBUS where SQLite would report an I/O error.
 func readDSN(path string, immutable bool) string {
 	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
-	dsn := u.String() + "?mode=ro&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=mmap_size(1073741824)&_txlock=deferred&_time_format=sqlite"
+	dsn := u.String() + "?mode=ro&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=deferred&_time_format=sqlite"
 	if immutable {
 		dsn += "&immutable=1"
 	}

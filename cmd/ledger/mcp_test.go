@@ -76,7 +76,7 @@ func (c *mcpClient) ok(name string, args map[string]any, out any) string {
 	c.t.Helper()
 	res, text, raw := c.call(name, args)
 	if res.IsError {
-		c.t.Fatalf("%s %v: tool error: %s", name, args, text)
+		c.t.Fatalf("%s %v: tool error: %s\nserver stderr:\n%s", name, args, text, c.stderr)
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
