@@ -126,6 +126,7 @@ type target struct {
 	big     bigResult
 	hooks   []hookResult
 	peakRSS int64
+	peakCmd string // the ledger command line of peakRSS
 }
 
 // bench holds the run's settings and what it measured.
@@ -426,8 +427,8 @@ func (b *bench) exec(name string, in []byte, args ...string) (sample, *capped, e
 		s.rss = ru.Maxrss * 1024 // kilobytes on Linux
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	if isLedger {
-		b.cur.peakRSS = max(b.cur.peakRSS, s.rss)
+	if isLedger && s.rss > b.cur.peakRSS {
+		b.cur.peakRSS, b.cur.peakCmd = s.rss, peakCommand(args)
 	}
 	if err != nil {
 		var ee *exec.ExitError
@@ -1233,6 +1234,22 @@ func human(n int) string {
 		return fmt.Sprintf("%dk", n/1000)
 	}
 	return strconv.Itoa(n)
+}
+
+// peakCommand names a ledger command line in a table: its command words,
+// not its paths, ids or flags.
+func peakCommand(args []string) string {
+	var words []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--db":
+			i++
+		case strings.HasPrefix(a, "-") || strings.ContainsAny(a, "/.") || len(a) > 16 || len(words) == 2:
+		default:
+			words = append(words, a)
+		}
+	}
+	return "`ledger " + strings.Join(words, " ") + "`"
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
