@@ -280,10 +280,11 @@ type renderer struct {
 	n        [numSections]int      // items of each list
 	sections map[sectionKey]string // nil: keep nothing
 	caps     map[capKey]int
+	requests map[itemKey]string // shortened requests
 }
 
 func newRenderer(d Doc) *renderer {
-	return &renderer{d: d, n: lists(d), sections: map[sectionKey]string{}, caps: map[capKey]int{}}
+	return &renderer{d: d, n: lists(d), sections: map[sectionKey]string{}, caps: map[capKey]int{}, requests: map[itemKey]string{}}
 }
 
 type capKey struct {
@@ -334,7 +335,7 @@ func (r *renderer) section(l layout, sec section) string {
 	}
 	text, ok := r.sections[key]
 	if !ok {
-		text = writeSection(r.d, l, sec)
+		text = r.writeSection(l, sec)
 		if r.sections != nil {
 			r.sections[key] = text
 		}
@@ -343,7 +344,8 @@ func (r *renderer) section(l layout, sec section) string {
 }
 
 // writeSection writes one section's body in layout l.
-func writeSection(d Doc, l layout, sec section) string {
+func (r *renderer) writeSection(l layout, sec section) string {
+	d := r.d
 	var b strings.Builder
 	switch sec {
 	case secTask:
@@ -351,7 +353,7 @@ func writeSection(d Doc, l layout, sec section) string {
 	case secContext:
 		writeText(&b, shorten(d.Context, l.contextMax))
 	case secRequests:
-		writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec])
+		writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec], r.request)
 	case secTasks:
 		tasks := shownTasks(d)
 		items := make([]string, len(tasks))
@@ -468,9 +470,26 @@ func writeList(b *strings.Builder, list []string, keep, max int) {
 	writeItems(b, items, keep)
 }
 
+// request is shown request i shortened to max runes: kept, since the
+// layouts Render tries show the same latest requests again and again.
+func (r *renderer) request(list []string, i, max int) string {
+	if r.requests == nil {
+		return shortenMiddle(list[i], max)
+	}
+	k := itemKey{i, max}
+	s, ok := r.requests[k]
+	if !ok {
+		s = shortenMiddle(list[i], max)
+		r.requests[k] = s
+	}
+	return s
+}
+
+type itemKey struct{ i, max int }
+
 // writeNumbered writes a numbered list starting at base+1; when cut, it
-// keeps the latest items.
-func writeNumbered(b *strings.Builder, list []string, base, keep, max int) {
+// keeps the latest items, each shortened by short.
+func writeNumbered(b *strings.Builder, list []string, base, keep, max int, short func(list []string, i, max int) string) {
 	if len(list) == 0 {
 		b.WriteString(none + "\n")
 		return
@@ -482,7 +501,7 @@ func writeNumbered(b *strings.Builder, list []string, base, keep, max int) {
 		fmt.Fprintf(b, "- … +%d more\n", more)
 	}
 	for i := len(list) - keep; i < len(list); i++ {
-		fmt.Fprintf(b, "%d. %s\n", base+i+1, escapeItem(singleLine(shortenMiddle(list[i], max))))
+		fmt.Fprintf(b, "%d. %s\n", base+i+1, escapeItem(singleLine(short(list, i, max))))
 	}
 }
 
