@@ -210,7 +210,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	if have == want {
-		return s.markVersion(ctx, want)
+		return s.markVersion(ctx, want, false)
 	}
 	if have > want {
 		return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.Location(), have, want)
@@ -223,11 +223,11 @@ func (s *Store) migrate(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		_, err := p.Up(ctx)
 		if err == nil {
-			return s.markVersion(ctx, want)
+			return s.markVersion(ctx, want, false)
 		}
 		v, verr := gooseVersion(ctx, s.db)
 		if verr == nil && v == want {
-			return s.markVersion(ctx, want)
+			return s.markVersion(ctx, want, false)
 		}
 		if verr != nil || v == have || attempt == 4 {
 			return fmt.Errorf("migrate database: %w", err)
@@ -244,8 +244,11 @@ func (s *Store) migrate(ctx context.Context) error {
 // markVersion records a SQLite ledger's schema version in its header's
 // user_version (see schemaVersion), when it is not there yet: once per
 // migration, so that an open that finds the schema current writes nothing.
-// Version 0 clears it.
-func (s *Store) markVersion(ctx context.Context, v int64) error {
+// Version 0 clears it. Setting it is a write: with wait false it is tried
+// without waiting for the write lock (an open of a ledger made before the
+// mark, while another process writes, must not wait busy_timeout for an
+// optimisation), and left for a later open when the lock is taken.
+func (s *Store) markVersion(ctx context.Context, v int64, wait bool) error {
 	if s.pg {
 		return nil
 	}
@@ -256,7 +259,21 @@ func (s *Store) markVersion(ctx context.Context, v int64) error {
 	if mark == v {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v)); err != nil {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("mark schema version: %w", err)
+	}
+	defer conn.Close()
+	if !wait {
+		if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+			return fmt.Errorf("mark schema version: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v)); err != nil {
+		if !wait && IsBusy(err) {
+			return nil
+		}
 		return fmt.Errorf("mark schema version: %w", err)
 	}
 	return nil
@@ -290,13 +307,13 @@ func (s *Store) MigrateDown(ctx context.Context, version int64) error {
 	}
 	defer p.closeDB()
 	// The mark goes first: a ledger part way down reads goose's version.
-	if err := s.markVersion(ctx, 0); err != nil {
+	if err := s.markVersion(ctx, 0, true); err != nil {
 		return err
 	}
 	if _, err := p.DownTo(ctx, version); err != nil {
 		return fmt.Errorf("migrate down to %d: %w", version, err)
 	}
-	return s.markVersion(ctx, version)
+	return s.markVersion(ctx, version, true)
 }
 
 // MigrateUp applies every pending migration.

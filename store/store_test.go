@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/migrations"
 )
@@ -164,6 +166,54 @@ func TestSchemaVersionMark(t *testing.T) {
 	}
 	s2.Close()
 	check("reopened", want)
+}
+
+// TestMarkWaitsForNoLock: opening a ledger made before the schema mark
+// while another process holds the write lock does not wait for it (the
+// mark is left for a later open), and a later open sets it.
+func TestMarkWaitsForNoLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.db.Exec(`PRAGMA user_version = 0`); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := sqlx.Open("sqlite", DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.Beginx() // _txlock=immediate: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open while another connection writes: %v", err)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Errorf("open waited %v for the write lock (busy_timeout is 5 s)", d)
+	}
+	s2.Close()
+	var mark int64
+	if err := s.db.Get(&mark, `PRAGMA user_version`); err != nil || mark != 0 {
+		t.Errorf("mark while locked = %d, %v; want 0 (left for later)", mark, err)
+	}
+	tx.Rollback()
+	s3, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	want, _ := TargetVersion()
+	if err := s.db.Get(&mark, `PRAGMA user_version`); err != nil || mark != want {
+		t.Errorf("mark after the lock = %d, %v; want %d", mark, err, want)
+	}
 }
 
 func TestSQLiteVersionIsTheLibrarys(t *testing.T) {
