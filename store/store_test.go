@@ -27,6 +27,17 @@ func openTemp(t testing.TB, opts ...Option) *Store {
 	return s
 }
 
+// openAt opens the ledger at path, closed when the test ends.
+func openAt(t testing.TB, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func tableExists(t *testing.T, s *Store, name string) bool {
 	t.Helper()
 	var n int
@@ -107,11 +118,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 func TestSchemaVersionMark(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, path)
 	want, _ := TargetVersion()
 	mark := func() int64 {
 		t.Helper()
@@ -174,11 +181,7 @@ func TestSchemaVersionMark(t *testing.T) {
 func TestMarkWaitsForNoLock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, path)
 	if _, err := s.db.Exec(`PRAGMA user_version = 0`); err != nil {
 		t.Fatal(err)
 	}

@@ -84,14 +84,7 @@ func TestGitleaksRulesGenerated(t *testing.T) {
 // their stopwords in any case and inside other text, template and
 // variable syntaxes, and values of every rule that has an allowlist.
 func TestAllowedAsGitleaks(t *testing.T) {
-	vc, err := defaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := vc.Translate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := gitleaksDefault(t)
 	var r Redactor
 	r.load()
 	values := []string{
@@ -194,4 +187,18 @@ func gitleaksAllowed(lists []*config.Allowlist, secret, match, line string) bool
 		}
 	}
 	return false
+}
+
+// gitleaksDefault is gitleaks' default rule set, as gitleaks translates it.
+func gitleaksDefault(t testing.TB) config.Config {
+	t.Helper()
+	vc, err := defaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

@@ -186,14 +186,7 @@ func referenceFindings(t testing.TB, d *detect.Detector, text string) []string {
 
 func referenceDetector(t testing.TB) *detect.Detector {
 	t.Helper()
-	vc, err := defaultRules()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := vc.Translate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := gitleaksDefault(t)
 	for _, src := range ledgerRules() {
 		r := gitleaksRule(t, src)
 		cfg.Rules[r.RuleID] = r
