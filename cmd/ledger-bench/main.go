@@ -125,6 +125,7 @@ type target struct {
 	noop    sample
 	big     bigResult
 	hooks   []hookResult
+	status  sample // ledger statusline on the corpus session, its handoff written
 	peakRSS int64
 	peakCmd string // the ledger command line of peakRSS
 }
@@ -1184,8 +1185,34 @@ func (b *bench) measureCorpusHooks() error {
 			}
 			b.profile(fmt.Sprintf("hook%d", i), ev.input, "--db", db, "hook")
 		}
-		return nil
+		return b.measureStatus(t, dir, base, id, path)
 	})
+}
+
+// measureStatus times `ledger statusline` as Claude Code runs it after
+// each message: Claude Code's status-line JSON on stdin, on a ledger that
+// holds the session and a handoff of it (whose age the line shows).
+func (b *bench) measureStatus(t *target, dir, base, id, path string) error {
+	db := filepath.Join(dir, t.label+"-status.db")
+	if err := copyDB(db, base); err != nil {
+		return err
+	}
+	if _, _, err := b.exec("", nil, "--db", db, "compact", id, "--out", filepath.Join(dir, t.label+"-status-handoff.md")); err != nil {
+		return err
+	}
+	in, _ := json.Marshal(map[string]any{"hook_event_name": "Status", "session_id": id, "transcript_path": path, "cwd": dir,
+		"model":          map[string]any{"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+		"context_window": map[string]any{"context_window_size": 200000, "current_usage": map[string]any{"input_tokens": 90000}}})
+	s, out, err := b.median("", in, "--db", db, "statusline")
+	if err != nil {
+		return fmt.Errorf("statusline: %w", err)
+	}
+	if !bytes.Contains(out.head, []byte("handoff")) {
+		return fmt.Errorf("statusline: no handoff in %q", out.head)
+	}
+	t.status = s
+	b.logf("  %s: statusline %v", t.label, s.wall.Round(time.Microsecond))
+	return nil
 }
 
 // copyFile writes what r holds to a new file at path.

@@ -19,6 +19,7 @@ const (
 	goalResumeVsFloor = 3.0 // over `ledger version` on the same database
 	goalVersion       = 3 * time.Millisecond
 	goalHook          = 150 * time.Millisecond
+	goalStatus        = 50 * time.Millisecond
 	goalAsToday       = 1.15  // "as fast as today": at most this times the baseline
 	goalRSS           = 150e6 // MB, the unit the tables show
 )
@@ -268,6 +269,12 @@ func (b *bench) table() string {
 				}
 				return fmt.Sprintf("**%s**", ms(t.hooks[i].s.wall))
 			}, v)
+	}
+	if len(after.hooks) > 0 {
+		v = verdict{}
+		v.check(after.status.wall <= goalStatus, ms(after.status.wall))
+		single(fmt.Sprintf("`ledger statusline`, %s (%s), a handoff written", b.hookFile, mb(b.hookSize)), "≤ 50 ms",
+			func(t *target) string { return fmt.Sprintf("**%s**", ms(t.status.wall)) }, v)
 	}
 	v = verdict{}
 	v.check(after.peakRSS <= goalRSS, mb(after.peakRSS))
