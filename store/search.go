@@ -77,18 +77,21 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 	if o.Limit <= 0 {
 		o.Limit = 20
 	}
-	search, all, anyWord := s.search, o.Query.MatchAll(), o.Query.MatchAny()
+	rank, all, anyWord := s.rank, o.Query.MatchAll(), o.Query.MatchAny()
 	if s.pg {
-		search, all, anyWord = s.searchPG, o.Query.tsquery(true), o.Query.tsquery(false)
+		rank, all, anyWord = s.rankPG, o.Query.tsquery(true), o.Query.tsquery(false)
 	}
-	hits, err := search(ctx, o, all, len(o.Query.Groups) > 1)
+	search := func(match string, scored bool) ([]Hit, error) {
+		return s.search(ctx, o, match, scored, rank)
+	}
+	hits, err := search(all, len(o.Query.Groups) > 1)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	if len(hits) > 0 || o.Query.Words() < 2 {
 		return SearchResult{Hits: hits}, nil
 	}
-	hits, err = search(ctx, o, anyWord, true)
+	hits, err = search(anyWord, true)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -142,12 +145,17 @@ func (o SearchOptions) bestOf(rank func(searchIndex) ([]Hit, error)) ([]Hit, err
 	return hits, nil
 }
 
-// search runs one MATCH expression against each index the filters allow and
-// merges the hits, best first; scored says some of the query's terms may be
-// missing from a hit (OR, the any-word fallback). It ranks, then makes
-// snippets for the hits it keeps (snippet.go).
-func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
-	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.rank(ctx, ix, o, match, scored) })
+// rankFunc ranks one index's matches of a query (rank, or rankPG on
+// PostgreSQL).
+type rankFunc func(ctx context.Context, ix searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error)
+
+// search runs one query expression (an FTS5 MATCH, or a tsquery on
+// PostgreSQL) against each index the filters allow and merges the hits,
+// best first; scored says some of the query's terms may be missing from a
+// hit (OR, the any-word fallback). It ranks, then makes snippets for the
+// hits it keeps (snippet.go), on either backend.
+func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool, rank rankFunc) ([]Hit, error) {
+	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return rank(ctx, ix, o, match, scored) })
 	if err != nil {
 		return nil, err
 	}

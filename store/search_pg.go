@@ -41,21 +41,6 @@ func (t term) tsquery() string {
 // (all) or any of them: MatchAll and MatchAny's PostgreSQL counterparts.
 func (q Query) tsquery(all bool) string { return q.render(tsSyntax, all) }
 
-// searchPG is search on PostgreSQL (see search).
-func (s *Store) searchPG(ctx context.Context, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
-	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.rankPG(ctx, ix, o, tsq, scored) })
-	if err != nil {
-		return nil, err
-	}
-	if err := s.snippets(ctx, o.Query.terms(), hits); err != nil {
-		return nil, err
-	}
-	if hits == nil {
-		hits = []Hit{}
-	}
-	return hits, nil
-}
-
 // rankPG is rank on PostgreSQL: the newest matches that pass the filters,
 // scored as rank scores them.
 func (s *Store) rankPG(ctx context.Context, ix searchIndex, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
