@@ -70,19 +70,7 @@ func codexPayload(t *testing.T, name, path string, extra map[string]any) string 
 // runHookEnv runs `ledger hook` with extra environment variables.
 func runHookEnv(t *testing.T, home, stdin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(ledgerBin, append([]string{"hook"}, args...)...)
-	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run ledger: %v", err)
-	}
-	return result{out.String(), errb.String(), code}
+	return execLedger(t, home, "", stdin, append([]string{"XDG_STATE_HOME=" + filepath.Join(home, ".state")}, env...), append([]string{"hook"}, args...)...)
 }
 
 // codexOutput checks stdout against what Codex accepts (its output

@@ -50,9 +50,16 @@ func runBin(t *testing.T, home string, stdin string, args ...string) result {
 // test's).
 func runBinIn(t *testing.T, home, dir, stdin string, args ...string) result {
 	t.Helper()
+	return execLedger(t, home, dir, stdin, []string{"XDG_STATE_HOME=" + filepath.Join(home, ".state")}, args...)
+}
+
+// execLedger runs the built binary in dir with stdin, an environment of
+// HOME, PATH and env, and returns what it printed and its exit code.
+func execLedger(t testing.TB, home, dir, stdin string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(ledgerBin, args...)
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
+	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

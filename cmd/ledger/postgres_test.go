@@ -46,18 +46,7 @@ func TestDBURLIsNeverAFile(t *testing.T) {
 // variables.
 func ledgerEnv(t *testing.T, home string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(ledgerBin, args...)
-	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run ledger: %v", err)
-	}
-	return result{out.String(), errb.String(), code}
+	return execLedger(t, home, "", "", env, args...)
 }
 
 type ledgerCounts struct {

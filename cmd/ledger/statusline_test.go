@@ -21,19 +21,7 @@ func statusFixture(t testing.TB, name string) string {
 // runStatus runs `ledger statusline` with extra environment variables.
 func runStatus(t testing.TB, home, stdin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(ledgerBin, append([]string{"statusline"}, args...)...)
-	cmd.Env = append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run ledger: %v", err)
-	}
-	return result{out.String(), errb.String(), code}
+	return execLedger(t, home, "", stdin, env, append([]string{"statusline"}, args...)...)
 }
 
 // TestStatuslineOnClaudeInput runs the status line on Claude Code's
