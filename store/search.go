@@ -225,7 +225,7 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 	if !scored && o.SessionID == "" && o.Query.tokens() > 1 && o.Query.numbered() {
 		hits, err = s.newestOfFew(ctx, ix, q, n)
 	} else {
-		hits, err = s.newest(ctx, ix, q, "", n)
+		hits, err = s.newest(ctx, ix, q, n)
 	}
 	if err != nil {
 		return nil, err
@@ -244,13 +244,12 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 	return hits[:min(len(hits), o.Limit)], nil
 }
 
-// newest runs q (rank's statement so far) for its newest n matches, with
-// more conditions on the rowid.
-func (s *Store) newest(ctx context.Context, ix searchIndex, q query, rowids string, n int) ([]Hit, error) {
+// newest runs q (rank's statement so far) for its newest n matches.
+func (s *Store) newest(ctx context.Context, ix searchIndex, q query, n int) ([]Hit, error) {
 	// The LIMIT is written into the statement, not bound: SQLite prepares
 	// a statement again once a value bound to a LIMIT is known.
 	var hits []Hit
-	err := s.db.SelectContext(ctx, &hits, q.sql.String()+rowids+" ORDER BY "+ix.fts+".rowid DESC LIMIT "+strconv.Itoa(n), q.args...)
+	err := s.db.SelectContext(ctx, &hits, q.sql.String()+" ORDER BY "+ix.fts+".rowid DESC LIMIT "+strconv.Itoa(n), q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -274,7 +273,7 @@ func (s *Store) newestOfFew(ctx context.Context, ix searchIndex, q query, n int)
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	if len(hits) > n {
-		return s.newest(ctx, ix, q, "", n)
+		return s.newest(ctx, ix, q, n)
 	}
 	slices.Reverse(hits)
 	return hits, nil
