@@ -35,8 +35,8 @@ type ResumeInput struct {
 	// Extracted is true when no handoff was written and Handoff was
 	// extracted from the latest messages now.
 	Extracted bool
-	// Compactions is how many compactions the session went through; Last
-	// is the newest of them.
+	// Compactions is how many compactions the session went through;
+	// LastCompaction is the newest of them.
 	Compactions    int
 	LastCompaction CompactionNote
 	// Requests are the user's requests since the handoff was written,
