@@ -19,7 +19,7 @@ import (
 )
 
 // seededSession is the session of testdata/redact/seeded.jsonl.
-const seededSession = "5eed7a1e-0c0d-4e5a-9b1f-2d3c4b5a6f70"
+const seededSession = secretstest.SeededSession
 
 // seeded is one secret planted in the seeded transcript, with the kind of
 // rule expected to find it.
@@ -27,37 +27,16 @@ type seeded struct {
 	kind, value string
 }
 
-// seedMarker is how the fixture holds a secret: {{kind:val|ue}}. The "|"
-// breaks the value, so that the fixture itself holds nothing shaped like a
-// secret (secret scanners and push protection would flag it); the test
-// joins it before ingesting.
-var seedMarker = regexp.MustCompile(`\{\{([a-z0-9-]+):(.*?)\}\}`)
-
 // seededTranscript writes the seeded Claude Code transcript, secrets
-// joined, into dir and returns the distinct secrets it holds: in user
-// text, thinking, assistant text, Bash and Edit and Write tool inputs, tool
-// results (cat .env), the session title and a compaction summary.
+// joined, into dir and returns the distinct secrets it holds (see
+// secretstest.JoinSeeded).
 func seededTranscript(t *testing.T, dir string) []seeded {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "redact", "seeded.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, seeds := secretstest.JoinSeeded(t, filepath.Join("..", ".."))
 	var secrets []seeded
-	seen := map[string]bool{}
-	out := seedMarker.ReplaceAllStringFunc(string(raw), func(m string) string {
-		sub := seedMarker.FindStringSubmatch(m)
-		escaped := strings.ReplaceAll(sub[2], "|", "")
-		var value string
-		if err := json.Unmarshal([]byte(`"`+escaped+`"`), &value); err != nil {
-			t.Fatalf("marker %.40s: %v", m, err)
-		}
-		if !seen[value] {
-			seen[value] = true
-			secrets = append(secrets, seeded{sub[1], value})
-		}
-		return escaped
-	})
+	for _, s := range seeds {
+		secrets = append(secrets, seeded{s.Kind, s.Value})
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 )
 
-//go:generate go run ./internal/genrules -o gitleaks_rules.go
+// The generator is a module of its own (it needs gitleaks, which ledger's
+// module does not require): go run -C runs it there.
+//go:generate go run -C internal/rulegen ./genrules -o ../../gitleaks_rules.go
 
 // Redactor finds secrets with gitleaks' default rule set (the ~220
 // provider rules secret scanners use, with their entropy thresholds,
@@ -29,7 +31,8 @@ import (
 // ingest a few new lines after every tool call.
 //
 // gitleaks' rules are Go data (gitleaks_rules.go), generated from the
-// gitleaks module go.mod pins: gitleaks' config package, which holds them
+// gitleaks module that store/secrets/internal/rulegen/go.mod pins:
+// gitleaks' config package, which holds them
 // as TOML, links viper and its decoders (hcl, ini, yaml, afero, ...) and
 // zerolog, whose initialisation every start of the binary would pay.
 //
@@ -43,8 +46,9 @@ import (
 // whose keywords are common words first check, at the occurrence, a cheap
 // anchored probe that every match passes. Inside a window a rule decides
 // as in gitleaks (detect.Detector.detectRule): its regexp, secret group,
-// entropy, then the global and the rule's allowlists. A test checks that
-// both find the same secrets. (gitleaks' detect package is not imported:
+// entropy, then the global and the rule's allowlists. A test of the
+// rulegen module (TestRedactMatchesGitleaks) checks that both find the
+// same secrets. (gitleaks' detect package is not imported:
 // its dependencies, archive readers among them, cost ~2 ms at every start
 // of the binary; nor is its config package, see above.)
 //

@@ -4,4 +4,12 @@
 // package (viper, hcl, afero, yaml, zerolog, ...) into the ledger binary
 // would cost every start of it; only the generator (genrules, run by go
 // generate) and the tests import this package.
+//
+// It is a module of its own (go.mod here), with the tests that compare
+// ledger's secret engine with gitleaks' detector, so that ledger's module
+// requires neither gitleaks nor what gitleaks brings. From the
+// repository's top folder:
+//
+//	go generate ./store/secrets                                       # rewrite gitleaks_rules.go
+//	(cd store/secrets/internal/rulegen && go test -tags ledger_gitleaks ./...)  # compare with gitleaks
 package rulegen
