@@ -149,13 +149,6 @@ func (l *lazyRE) MatchString(s string) bool {
 	return false
 }
 
-func (l *lazyRE) FindString(s string) string {
-	if !l.mayMatch(s) {
-		return ""
-	}
-	return l.re.FindString(s)
-}
-
 func (l *lazyRE) FindStringIndex(s string) []int {
 	if !l.mayMatch(s) {
 		return nil

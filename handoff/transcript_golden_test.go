@@ -118,16 +118,16 @@ func loadTranscriptCaseUpTo(t testing.TB, name string, upTo int) transcriptCase 
 	t.Helper()
 	dir := filepath.Join(transcriptGoldenDir, name)
 	tc := transcriptCase{name: name, file: transcriptFile(dir)}
-	format, err := transcript.DetectFile(tc.file)
+	raw, err := os.ReadFile(tc.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	format, err := transcript.Detect(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc.format = format
-	f, err := os.Open(tc.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := bytes.NewReader(raw)
 	st := &transcript.State{Format: format}
 	compactions := 0
 	var lastUsage int64

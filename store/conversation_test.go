@@ -182,8 +182,8 @@ func TestSessionFilters(t *testing.T) {
 	}
 }
 
-// TestOpenReadOnly: the read-only store reads, refuses every write, and
-// never creates a database.
+// TestOpenReadOnly: the read-only store (ReadOnly) reads, refuses every
+// write, and never creates a database.
 func TestOpenReadOnly(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
@@ -193,7 +193,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	fillConversation(t, rw)
 	rw.Close()
-	ro, err := OpenReadOnly(ctx, path)
+	ro, err := Open(ctx, path, ReadOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,11 +205,11 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Error("a note was written through the read-only store")
 	}
 	missing := filepath.Join(t.TempDir(), "none.db")
-	if _, err := OpenReadOnly(ctx, missing); err == nil {
-		t.Error("OpenReadOnly of a missing file succeeded")
+	if _, err := Open(ctx, missing, ReadOnly()); err == nil {
+		t.Error("a read-only Open of a missing file succeeded")
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
-		t.Errorf("OpenReadOnly created %s", missing)
+		t.Errorf("a read-only Open created %s", missing)
 	}
 }
 

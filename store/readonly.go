@@ -79,11 +79,6 @@ func ReadOnly() Option {
 	}
 }
 
-// OpenReadOnly opens an existing ledger for reading only (see ReadOnly).
-func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	return Open(ctx, path, ReadOnly())
-}
-
 // OpenReader opens the ledger at path for a command that only reads. A
 // ledger that exists at the current schema is opened read-only, so that
 // reading works where writing cannot (and never writes by mistake); one

@@ -13,10 +13,6 @@ type Option func(*Store)
 // them, until `ledger redact --rescan` removes them.
 func WithoutRedaction() Option { return func(s *Store) { s.redactor = nil } }
 
-// WithRedactor makes the store redact with r: stores opened with the same
-// Redactor compile the secret rules once between them.
-func WithRedactor(r *secrets.Redactor) Option { return func(s *Store) { s.redactor = r } }
-
 // Redacts tells whether the store replaces secrets in what it writes.
 func (s *Store) Redacts() bool { return s.redactor != nil }
 

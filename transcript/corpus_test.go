@@ -138,11 +138,7 @@ func TestCorpus(t *testing.T) {
 	for _, w := range corpusWants {
 		t.Run(filepath.Base(w.file), func(t *testing.T) {
 			path := filepath.Join(dir, w.file)
-			format, err := DetectFile(path)
-			if err != nil {
-				t.Fatalf("DetectFile: %v", err)
-			}
-			if format != w.format {
+			if format := detectFile(t, path); format != w.format {
 				t.Fatalf("format = %q, want %q", format, w.format)
 			}
 			recs, res, st := readFile(t, path)

@@ -136,18 +136,3 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 	}
 	return "", fmt.Sprintf("unknown type %q", d.Type)
 }
-
-// DetectFile opens path (a regular file: see Open) and detects its format
-// (see Detect).
-func DetectFile(path string) (Format, error) {
-	f, err := Open(path)
-	if err != nil {
-		return "", fmt.Errorf("detect format: %w", err)
-	}
-	defer f.Close()
-	format, err := Detect(f)
-	if err != nil {
-		return "", fmt.Errorf("detect format of %s: %w", path, err)
-	}
-	return format, nil
-}

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,23 +53,12 @@ func TestDetectReason(t *testing.T) {
 	}
 }
 
-func TestDetectFile(t *testing.T) {
+// TestDetectFixtures: every fixture's format is detected from its head.
+func TestDetectFixtures(t *testing.T) {
 	for _, fx := range fixtures {
-		got, err := DetectFile(filepath.Join(testdataDir, fx.file))
-		if err != nil || got != fx.format {
-			t.Errorf("%s: %q, %v; want %q", fx.name, got, err, fx.format)
+		if got := detectFile(t, filepath.Join(testdataDir, fx.file)); got != fx.format {
+			t.Errorf("%s: %q; want %q", fx.name, got, fx.format)
 		}
-	}
-	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty.jsonl")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := DetectFile(empty); !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), empty) {
-		t.Errorf("empty file: %v", err)
-	}
-	if _, err := DetectFile(filepath.Join(dir, "missing.jsonl")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing file: %v", err)
 	}
 }
 

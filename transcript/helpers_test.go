@@ -27,15 +27,30 @@ func readBytes(t testing.TB, f Format, data []byte) ([]Record, Result, *State) {
 // readFile detects and reads the file at path from its start.
 func readFile(t testing.TB, path string) ([]Record, Result, *State) {
 	t.Helper()
-	f, err := DetectFile(path)
-	if err != nil {
-		t.Fatalf("DetectFile: %v", err)
-	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readBytes(t, f, data)
+	return readBytes(t, detectData(t, path, data), data)
+}
+
+// detectFile detects the format of the file at path.
+func detectFile(t testing.TB, path string) Format {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return detectData(t, path, data)
+}
+
+func detectData(t testing.TB, path string, data []byte) Format {
+	t.Helper()
+	f, err := Detect(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("detect %s: %v", path, err)
+	}
+	return f
 }
 
 // tally sums up records.

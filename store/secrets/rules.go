@@ -53,8 +53,7 @@ import (
 // of the binary; nor is its config package, see above.)
 //
 // The zero value is ready to use and compiles nothing until its first scan.
-// A store holds one for what it writes; code that opens several stores may
-// hand them the same Redactor, so that the rules are compiled once.
+// A store holds one for what it writes.
 type Redactor struct {
 	once     sync.Once
 	loaded   atomic.Bool

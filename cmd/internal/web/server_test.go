@@ -51,7 +51,7 @@ func buildLedger(t testing.TB, paths ...string) string {
 func newTestServer(t testing.TB, path string, o Options) *Server {
 	t.Helper()
 	ctx := context.Background()
-	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.OpenReadOnly(ctx, path) }, engine.Options{})
+	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, path, store.ReadOnly()) }, engine.Options{})
 	t.Cleanup(func() { e.Close() })
 	o.Log = log.New(io.Discard, "", 0)
 	s, err := New(ctx, e, o)
@@ -83,7 +83,7 @@ func TestPages(t *testing.T) {
 	path := buildLedger(t, testdata("sample"), testdata("web"))
 	s := newTestServer(t, path, Options{})
 	// ids that only the ledger knows
-	st, err := store.OpenReadOnly(context.Background(), path)
+	st, err := store.Open(context.Background(), path, store.ReadOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
