@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // ReadOnlyError is returned when a command that writes meets a ledger this
@@ -167,10 +165,7 @@ func (s *Store) connectReadOnly(ctx context.Context) (have, want int64, err erro
 }
 
 func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64, error) {
-	db, err := sqlx.Open("sqlite", readDSN(s.path, immutable))
-	if err != nil {
-		return 0, fmt.Errorf("open database %s: %w", s.path, err)
-	}
+	db := openSQLiteDB(readDSN(s.path, immutable))
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
 		db.Close()

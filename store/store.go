@@ -57,7 +57,6 @@ type Store struct {
 func init() {
 	// sqlx does not know the driver name "sqlite"; say it uses ? binds.
 	sqlx.BindDriver("sqlite", sqlx.QUESTION)
-	sqlite.RegisterConnectionHook(persistWAL)
 }
 
 // persistWAL keeps the -wal and -shm files when the last connection
@@ -110,10 +109,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
-	db, err := sqlx.Open("sqlite", DSN(path))
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
+	db := openSQLiteDB(DSN(path))
 	s.db = db
 	// Processes that open a new database at once race to switch it to WAL
 	// and to migrate it; the loser may be told "busy" past busy_timeout.
