@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/agentledger/ledger/compact"
 )
 
@@ -888,24 +890,15 @@ func (x *extractor) contextLine(tasks []Task) string {
 	}
 	switch {
 	case x.opts.ContextUsed > 0 && x.opts.ContextLimit > 0:
-		parts = append(parts, fmt.Sprintf("context %s of %s tokens (%d%%)", thousands(x.opts.ContextUsed),
-			thousands(x.opts.ContextLimit), x.opts.ContextUsed*100/x.opts.ContextLimit))
+		parts = append(parts, fmt.Sprintf("context %s of %s tokens (%d%%)", humanize.Comma(x.opts.ContextUsed),
+			humanize.Comma(x.opts.ContextLimit), x.opts.ContextUsed*100/x.opts.ContextLimit))
 	case x.opts.ContextUsed > 0:
-		parts = append(parts, fmt.Sprintf("context %s tokens", thousands(x.opts.ContextUsed)))
+		parts = append(parts, fmt.Sprintf("context %s tokens", humanize.Comma(x.opts.ContextUsed)))
 	case x.opts.ContextSummary != "":
 		parts = append(parts, oneLine(clean(x.opts.ContextSummary)))
 	}
 	parts = append(parts, fmt.Sprintf("compactions: %d", x.opts.Compactions))
 	return strings.Join(parts, "; ")
-}
-
-// thousands writes n with thousands separators: 167,094.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // resolve makes a path relative to the project (as Codex patches give

@@ -43,6 +43,11 @@ func shorten(s string, max int) string {
 	return strings.TrimRightFunc(head, unicode.IsSpace) + ellipsis
 }
 
+// Shorten is shorten for the front doors (titles, tasks, snippets and
+// notes in listings), so that text is cut one way wherever ledger shows
+// it.
+func Shorten(s string, max int) string { return shorten(s, max) }
+
 // oneLine folds s onto a single line: runs of white space, newlines
 // included, become one space.
 func oneLine(s string) string {

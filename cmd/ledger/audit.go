@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/handoff"
 )
 
 type auditOptions struct {
@@ -89,7 +90,7 @@ func printAudit(w io.Writer, rows []engine.AuditRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tTOOL CALLS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", humanTime(time.Time(r.At)), shortID(r.Session), r.Trigger,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", humanTime(time.Time(r.At)), engine.ShortID(r.Session), r.Trigger,
 			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
 	}
 	tw.Flush()
@@ -129,7 +130,7 @@ func printLoss(w io.Writer, reports []engine.Loss) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "compaction %d · %s · %s · %s · %s tokens before · cut after %d messages\n", l.Compaction,
-			shortID(l.Session), humanTime(time.Time(l.At)), l.Trigger, optInt(l.PreTokens), l.CutMessages)
+			engine.ShortID(l.Session), humanTime(time.Time(l.At)), l.Trigger, optInt(l.PreTokens), l.CutMessages)
 		hname := "ledger handoff (extracted at the cut)"
 		if l.Handoff.ID != nil {
 			hname = fmt.Sprintf("ledger handoff %d", *l.Handoff.ID)
@@ -165,7 +166,7 @@ func printDropped(w io.Writer, name string, side *engine.LossSide) {
 	for _, sec := range side.Sections {
 		for _, it := range sec.Items {
 			if !it.Kept {
-				fmt.Fprintf(w, "  - %s: %s\n", strings.TrimSuffix(sec.Name, "s"), truncate(oneLine(it.Text), 110))
+				fmt.Fprintf(w, "  - %s: %s\n", strings.TrimSuffix(sec.Name, "s"), handoff.Shorten(oneLine(it.Text), 110))
 			}
 		}
 	}

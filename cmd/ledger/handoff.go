@@ -6,6 +6,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/handoff"
 )
 
 type handoffOptions struct {
@@ -71,7 +74,7 @@ func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
 	tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSESSION\tCREATED\tTRIGGER\tTOKENS\tTASK")
 	for _, d := range docs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", d.ID, shortID(d.Session), humanTime(d.CreatedAt), d.Trigger, d.Tokens, truncate(oneLine(d.Task), 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\n", d.ID, engine.ShortID(d.Session), humanTime(d.CreatedAt), d.Trigger, d.Tokens, handoff.Shorten(oneLine(d.Task), 60))
 	}
 	return tw.Flush()
 }

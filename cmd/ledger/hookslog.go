@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -74,7 +75,7 @@ func printReceipts(w io.Writer, list []store.HookReceipt) {
 	fmt.Fprintln(tw, "WHEN\tEVENT\tSESSION\tMS\tOUTCOME\tDETAIL")
 	for _, r := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.At.Local().Format("2006-01-02 15:04:05"), r.Event,
-			cmp.Or(shortID(r.SessionID), "-"), r.MS, r.Outcome, strings.ReplaceAll(r.Detail, "\n", " "))
+			cmp.Or(engine.ShortID(r.SessionID), "-"), r.MS, r.Outcome, strings.ReplaceAll(r.Detail, "\n", " "))
 	}
 	tw.Flush()
 }

@@ -75,7 +75,7 @@ func runMeter(ctx context.Context, app *App, opts *meterOptions) error {
 	if m.Exact {
 		how = "exact, from the last API response"
 	}
-	fmt.Fprintf(app.Stdout, "%s: %d of %d tokens (%.0f%%, %s)\n%s\nwindow: %s\n", shortID(m.Session), m.UsedTokens,
+	fmt.Fprintf(app.Stdout, "%s: %d of %d tokens (%.0f%%, %s)\n%s\nwindow: %s\n", engine.ShortID(m.Session), m.UsedTokens,
 		m.LimitTokens, 100*m.Ratio, how, m.Summary, m.LimitSource)
 	switch {
 	case m.MustCompact:

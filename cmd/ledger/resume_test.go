@@ -107,12 +107,12 @@ func TestResumeBudgetEverySize(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := count(r.Markdown); got > budget || got != r.Tokens {
-				t.Fatalf("%s budget %d: %d tokens (reported %d)", shortID(id), budget, got, r.Tokens)
+				t.Fatalf("%s budget %d: %d tokens (reported %d)", engine.ShortID(id), budget, got, r.Tokens)
 			}
 			// The task and the first next step survive, if shortened (a task
 			// is shortened in the middle: its first words stay).
 			if !strings.Contains(r.Markdown, "## Task\n"+firstWords(task, 2)) || !strings.Contains(r.Markdown, "## Next steps\n"+firstWords(next, 3)) {
-				t.Fatalf("%s budget %d: task or next steps lost:\n%s", shortID(id), budget, r.Markdown)
+				t.Fatalf("%s budget %d: task or next steps lost:\n%s", engine.ShortID(id), budget, r.Markdown)
 			}
 		}
 	}

@@ -133,6 +133,6 @@ func printHits(w io.Writer, hits []store.Hit, colour bool) {
 			who = h.Role
 		}
 		snip := strings.Join(strings.Fields(engine.Unmark(h.Snippet, start, end)), " ")
-		fmt.Fprintf(w, "%s  %s  %-9s  %s\n", shortID(h.SessionID), humanTime(h.At), who, snip)
+		fmt.Fprintf(w, "%s  %s  %-9s  %s\n", engine.ShortID(h.SessionID), humanTime(h.At), who, snip)
 	}
 }

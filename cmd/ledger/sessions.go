@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -67,18 +68,10 @@ func printSessions(w io.Writer, list []store.Session) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tPROJECT\tTITLE")
 	for _, x := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", shortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
-			x.Messages, x.Compactions, x.Project, truncate(x.Title, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
+			x.Messages, x.Compactions, x.Project, handoff.Shorten(x.Title, 60))
 	}
 	tw.Flush()
-}
-
-// shortID is the first 8 characters of a session id: enough as a prefix.
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 func humanTime(t time.Time) string {
@@ -86,15 +79,6 @@ func humanTime(t time.Time) string {
 		return "-"
 	}
 	return t.Local().Format("2006-01-02 15:04")
-}
-
-// truncate shortens s to at most n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // oneLine folds s onto one line.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -125,18 +124,7 @@ func TestRedactCorpusFalsePositives(t *testing.T) {
 		}
 		t.Skip("corpus not found: set LEDGER_CORPUS to run this test")
 	}
-	var msgs []compact.Message
-	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".jsonl") {
-			f, err := os.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			msgs = append(msgs, secretstest.Messages(t, f)...)
-		}
-		return nil
-	})
+	msgs := secretstest.CorpusMessages(t, dir)
 	byKind := map[string]int{}
 	size := 0
 	for _, m := range msgs {

@@ -148,8 +148,8 @@ func (e *Engine) crossAgentOffer(ctx context.Context, in HookInput, o HookOption
 		return false
 	}
 	line := e.projectHandoffLine(ctx, sess)
-	r.out = NewSessionStartOutput(line + fmt.Sprintf(" To carry on from it, run `ledger resume --for %s %s` (it prints the handoff as a first prompt); say so to the user if they want to continue that work.", self, shortID(sess.ID)))
-	r.note("offered the handoff of the %s session %s", AgentName(sess.Source), shortID(sess.ID))
+	r.out = NewSessionStartOutput(line + fmt.Sprintf(" To carry on from it, run `ledger resume --for %s %s` (it prints the handoff as a first prompt); say so to the user if they want to continue that work.", self, ShortID(sess.ID)))
+	r.note("offered the handoff of the %s session %s", AgentName(sess.Source), ShortID(sess.ID))
 	return true
 }
 
@@ -167,7 +167,7 @@ func (e *Engine) projectHandoffLine(ctx context.Context, sess store.Session) str
 	if sess.LastAt.Valid {
 		last = ", last active " + ageText(e.now().Sub(sess.LastAt.Time), sess.LastAt.Time)
 	}
-	return fmt.Sprintf("ledger: this project's latest work is a %s session (%s%s; %s).", AgentName(sess.Source), shortID(sess.ID), last, when)
+	return fmt.Sprintf("ledger: this project's latest work is a %s session (%s%s; %s).", AgentName(sess.Source), ShortID(sess.ID), last, when)
 }
 
 // ageText is a time as "3h ago (2026-11-20 10:05 UTC)".

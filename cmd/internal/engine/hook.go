@@ -461,7 +461,7 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		md = e.projectHandoffLine(ctx, res.Session) + "\n" + md
 	}
 	r.out = NewSessionStartOutput(md)
-	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), shortID(res.Session.ID))
+	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), ShortID(res.Session.ID))
 }
 
 // PostToolUseOutput tells the user (systemMessage) and the agent
@@ -487,7 +487,7 @@ func (e *Engine) postToolUse(ctx context.Context, st *store.Store, sess store.Se
 		return nil
 	}
 	var out PostToolUseOutput
-	out.SystemMessage = fmt.Sprintf("ledger: %s. Consider a handoff and a fresh start: run `ledger compact %s`, then /clear.", why, shortID(sess.ID))
+	out.SystemMessage = fmt.Sprintf("ledger: %s. Consider a handoff and a fresh start: run `ledger compact %s`, then /clear.", why, ShortID(sess.ID))
 	out.HookSpecificOutput.HookEventName = "PostToolUse"
 	out.HookSpecificOutput.AdditionalContext = fmt.Sprintf("ledger: %s. Long contexts degrade; at a good stopping point, suggest the user write a handoff (`ledger compact %s`) and /clear.", why, sess.ID)
 	r.note("suggested a handoff: %s", why)
@@ -520,8 +520,9 @@ func contextFilling(ctx context.Context, st *store.Store, sess store.Session) (s
 	return "", nil
 }
 
-// shortID is the first 8 characters of a session id: enough as a prefix.
-func shortID(id string) string {
+// ShortID is the first 8 characters of a session id: enough as a prefix,
+// as every front door shows one.
+func ShortID(id string) string {
 	if len(id) > 8 {
 		return id[:8]
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/agentledger/ledger/compact"
 )
 
@@ -88,22 +90,10 @@ func (p meterParts) line() string {
 		case name == "transcript" && p.usage != nil:
 			// the usage says it all, exactly
 		case name == "transcript" || name == "tool_results":
-			fmt.Fprintf(&b, " · %s ~%s", label, thousands(a.Tokens))
+			fmt.Fprintf(&b, " · %s ~%s", label, humanize.Comma(a.Tokens))
 		default:
-			fmt.Fprintf(&b, " · %s %s", label, thousands(a.Tokens))
+			fmt.Fprintf(&b, " · %s %s", label, humanize.Comma(a.Tokens))
 		}
 	}
 	return b.String()
-}
-
-// thousands writes n with comma separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

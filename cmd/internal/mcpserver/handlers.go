@@ -66,7 +66,7 @@ func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, er
 		out := SearchOut{Notice: notice, Query: q, AnyWord: res.Any, Hits: []engine.Hit{}, Total: p.total, More: p.more(), NextCursor: p.next()}
 		var body strings.Builder
 		for i, h := range hits[p.offset : p.offset+p.n] {
-			h.Snippet, h.Score = clip(strings.TrimSpace(h.Snippet), maxField), round(h.Score)
+			h.Snippet, h.Score = handoff.Shorten(strings.TrimSpace(h.Snippet), maxField), round(h.Score)
 			out.Hits = append(out.Hits, h)
 			who := h.Kind
 			if h.Role != "" {
@@ -112,7 +112,7 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 		out := SessionsOut{Notice: notice, Sessions: []engine.SessionRow{}, Total: p.total, More: p.more(), NextCursor: p.next()}
 		var body strings.Builder
 		for i, r := range rows[p.offset : p.offset+p.n] {
-			r.Title = clip(r.Title, maxField)
+			r.Title = handoff.Shorten(r.Title, maxField)
 			out.Sessions = append(out.Sessions, r)
 			fmt.Fprintf(&body, "%d. %s · %s · last activity %s · %d messages · %s · project %s\n", p.offset+i+1, r.ID, r.Source,
 				human(time.Time(r.LastAt)), r.Messages, plural(r.Compactions, "compaction"), orNone(r.Project))
@@ -421,7 +421,7 @@ func (s *Server) note(ctx context.Context, in NoteIn) (string, NoteOut, error) {
 	// to fit the cap: the ledger holds it whole.
 	for room := maxNote; ; {
 		out := NoteOut{notice, n}
-		out.Text = clip(n.Text, room)
+		out.Text = handoff.Shorten(n.Text, room)
 		text := fenced(head, out.Text+"\n", "")
 		over := max(chars(text), jsonLen(out)) - s.max
 		if over <= 0 || room <= 100 {

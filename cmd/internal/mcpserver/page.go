@@ -29,15 +29,6 @@ const notice = handoff.RecordNote
 // snippet, a title) shows, so that one item always fits a page.
 const maxField = 400
 
-// clip shortens s to at most n characters, marking the cut.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // chars is the length the cap counts.
 func chars(s string) int { return utf8.RuneCountInString(s) }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
@@ -135,7 +137,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		for _, x := range list.Sessions {
-			row := sessionRow{ID: x.ID, Short: short(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
+			row := sessionRow{ID: x.ID, Short: engine.ShortID(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
 				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Peak: list.Peaks[x.ID]}
 			if h, ok := list.Handoffs[x.ID]; ok {
 				row.Handoff = &h
@@ -255,7 +257,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	}
 	title := d.S.Title
 	if title == "" {
-		title = short(d.S.ID)
+		title = engine.ShortID(d.S.ID)
 	}
 	s.render(w, r, http.StatusOK, "session", page{Title: "Session " + title, Nav: "sessions", Data: d})
 }
@@ -550,5 +552,5 @@ func median(xs []int64) string {
 	if !ok {
 		return "-"
 	}
-	return thousands(m)
+	return humanize.Comma(m)
 }

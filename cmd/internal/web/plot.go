@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/agentledger/ledger/cmd/internal/engine"
 )
 
@@ -40,7 +42,7 @@ func contextPlot(tl engine.Timeline) template.HTML {
 	y := scale{0, float64(top), plotH - padB, padT}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<svg class="plot" viewBox="0 0 %d %d" role="img" aria-label="context tokens per message">`, plotW, plotH)
-	axes(&sb, x, y, top, "message", func(v float64) string { return thousands(int64(v)) })
+	axes(&sb, x, y, top, "message", func(v float64) string { return humanize.Comma(int64(v)) })
 	line := func(class string, tokens int64, label string) {
 		if tokens <= 0 || tokens > top {
 			return
@@ -49,9 +51,9 @@ func contextPlot(tl engine.Timeline) template.HTML {
 		fmt.Fprintf(&sb, `<text class="label" x="%d" y="%.1f" text-anchor="end">%s</text>`, plotW-padR-4, y.at(float64(tokens))-4,
 			template.HTMLEscapeString(label))
 	}
-	line("window", tl.Window, "window "+thousands(tl.Window))
-	line("th80", tl.Should, "80% "+thousands(tl.Should))
-	line("th95", tl.Must, "95% "+thousands(tl.Must))
+	line("window", tl.Window, "window "+humanize.Comma(tl.Window))
+	line("th80", tl.Should, "80% "+humanize.Comma(tl.Should))
+	line("th95", tl.Must, "95% "+humanize.Comma(tl.Must))
 	// The series, at most one point per horizontal unit (its largest):
 	// a session of 50,000 messages still draws in a few kilobytes.
 	if len(tl.Points) > 0 {
@@ -80,7 +82,7 @@ func contextPlot(tl engine.Timeline) template.HTML {
 	for _, c := range tl.Compactions {
 		cx := x.at(float64(c.Seq))
 		title := fmt.Sprintf("compaction %d (%s, %s), %s tokens before, after message %d: see what it lost", c.ID, c.Trigger, c.Source,
-			thousands(c.Tokens), c.Seq)
+			humanize.Comma(c.Tokens), c.Seq)
 		fmt.Fprintf(&sb, `<a href="/compactions/%d" class="marker compaction-marker" data-compaction="%d"><title>%s</title>`,
 			c.ID, c.ID, template.HTMLEscapeString(title))
 		fmt.Fprintf(&sb, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, cx, cx, padT, plotH-padB)
@@ -92,7 +94,7 @@ func contextPlot(tl engine.Timeline) template.HTML {
 	}
 	for _, h := range tl.Handoffs {
 		hx := x.at(float64(h.Seq))
-		title := fmt.Sprintf("handoff %d (%s, %s tokens), written %s", h.ID, h.Trigger, thousands(h.Tokens), when(h.At))
+		title := fmt.Sprintf("handoff %d (%s, %s tokens), written %s", h.ID, h.Trigger, humanize.Comma(h.Tokens), when(h.At))
 		fmt.Fprintf(&sb, `<a href="/handoffs/%d" class="marker handoff-marker" data-handoff="%d"><title>%s</title>`,
 			h.ID, h.ID, template.HTMLEscapeString(title))
 		fmt.Fprintf(&sb, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, hx, hx, padT, plotH-padB)
@@ -177,7 +179,7 @@ func auditChart(rows []engine.AuditRow) template.HTML {
 			continue
 		}
 		px := x.at(time.Time(r.At).Sub(first).Seconds())
-		title := fmt.Sprintf("%s %s: %s tokens before (%s, %s)", short(r.Session), when(time.Time(r.At)), thousands(*r.PreTokens),
+		title := fmt.Sprintf("%s %s: %s tokens before (%s, %s)", engine.ShortID(r.Session), when(time.Time(r.At)), humanize.Comma(*r.PreTokens),
 			r.Trigger, r.Source)
 		fmt.Fprintf(&sb, `<a href="/compactions/%d" class="marker pre-marker %s"><title>%s</title><circle cx="%.1f" cy="%.1f" r="5"/></a>`,
 			r.Compaction, template.HTMLEscapeString(r.Trigger), template.HTMLEscapeString(title), px, y.at(float64(*r.PreTokens)))

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 )
@@ -16,8 +18,8 @@ import (
 // funcs are the templates' helpers. None returns unescaped text: the
 // templates escape whatever a transcript said.
 var funcs = template.FuncMap{
-	"short":     short,
-	"thousands": thousands,
+	"short":     engine.ShortID,
+	"thousands": humanize.Comma,
 	"when":      when,
 	"pct": func(n, of int64) string {
 		if of <= 0 {
@@ -35,7 +37,7 @@ var funcs = template.FuncMap{
 		if p == nil {
 			return "-"
 		}
-		return thousands(*p)
+		return humanize.Comma(*p)
 	},
 	"deref":   func(p *int64) int64 { return *p },
 	"int64of": func(n int) int64 { return int64(n) },
@@ -45,32 +47,6 @@ var funcs = template.FuncMap{
 		return map[string]string{"files": "Modified files", "tasks": "Open tasks", "errors": "Open errors",
 			"requests": "User requests", "decisions": "Decisions"}[s]
 	},
-}
-
-// short is the first 8 characters of an id: enough as a prefix.
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
-// thousands writes n with thin separators: 167,094.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }
 
 // when writes a time in UTC to the minute, "-" for none.

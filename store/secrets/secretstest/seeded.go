@@ -117,6 +117,29 @@ func Texts(t testing.TB, r io.Reader) []string {
 	return out
 }
 
+// CorpusMessages reads every transcript (*.jsonl) below dir and returns
+// their messages.
+func CorpusMessages(t testing.TB, dir string) []compact.Message {
+	t.Helper()
+	var out []compact.Message
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(p, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = append(out, Messages(t, f)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Corpus is the real transcript corpus ($LEDGER_CORPUS, else
 // shared/corpus beside the repository whose top folder is root), or ""
 // when it is absent.

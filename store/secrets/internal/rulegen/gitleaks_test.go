@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -245,17 +243,9 @@ func fidelityTexts(t testing.TB) []string {
 	}
 	texts = append(texts, assignments(1000)...)
 	if dir := secretstest.Corpus(root); dir != "" {
-		filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-			if err == nil && strings.HasSuffix(p, ".jsonl") {
-				f, err := os.Open(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				texts = append(texts, secretstest.Texts(t, f)...)
-			}
-			return nil
-		})
+		for _, m := range secretstest.CorpusMessages(t, dir) {
+			texts = append(texts, m.SearchText())
+		}
 	}
 	return texts
 }
