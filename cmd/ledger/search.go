@@ -34,8 +34,11 @@ func newSearchCmd(app *App) *cobra.Command {
 		Use:   "search QUERY",
 		Short: "Full-text search over every session, handoff, compaction and note",
 		Long: `Search everything your agents did: message text, tool calls and their output,
-handoffs, compaction summaries and notes. Best matches first (bm25), newer first among
-equals.
+handoffs, compaction summaries and notes. When every word must match, every hit
+holds them all and the newest come first. With OR, or when ledger falls back to
+any word, the newest 200 matches (or --limit, if more) of each kind (message,
+handoff, compaction, note) are ranked by the words each holds, a rarer word
+counting more, and newer first among equals.
 
 The query language:
   word            all words must match; if nothing matches them all, ledger
