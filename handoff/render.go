@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// section indexes the Markdown's sections, in the order CONTRACT.md fixes
+// section indexes the Markdown's sections, in the order docs/contract.md fixes
 // (Requests and Tasks sit between Task and Files modified).
 type section int
 

@@ -103,7 +103,7 @@ type Note struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Doc is the handoff object of CONTRACT.md. Its JSON keeps everything that
+// Doc is the handoff object of docs/contract.md. Its JSON keeps everything that
 // was extracted; only its Markdown is abbreviated to fit a budget.
 type Doc struct {
 	// ID is the handoff's id in the ledger (0 until it is stored).

@@ -139,7 +139,7 @@ func (a *App) close() {
 	}
 }
 
-// Exit codes of CONTRACT.md.
+// Exit codes of docs/contract.md.
 const (
 	exitOK       = 0
 	exitFailure  = 1

@@ -13,7 +13,7 @@ import (
 )
 
 // Meter is a session's context in use now, against its model's window
-// (`ledger meter --json`, CONTRACT.md).
+// (`ledger meter --json`, docs/contract.md).
 type Meter struct {
 	Session       string                    `json:"session"`
 	Model         string                    `json:"model"`

@@ -11,7 +11,7 @@ import (
 	"github.com/agentledger/ledger/store"
 )
 
-// The JSON documents of CONTRACT.md that more than one front door serves:
+// The JSON documents of docs/contract.md that more than one front door serves:
 // the command line prints them with --json; the MCP server and the web view
 // return the same shapes.
 

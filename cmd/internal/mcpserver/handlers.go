@@ -18,7 +18,7 @@ import (
 // Each handler calls the engine as the command of the same name does, and
 // renders: a text for the model (the ledger's part fenced as recorded data,
 // ledger's own lines outside the fence) and the structured output, whose
-// keys are the contract's (CONTRACT.md) where the command has --json.
+// keys are the contract's (docs/contract.md) where the command has --json.
 
 // SearchOut is the search tool's structured output: one page of hits.
 type SearchOut struct {
