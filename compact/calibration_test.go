@@ -6,7 +6,7 @@ import (
 
 // TestCalibration checks the default estimator against the real usage in
 // the corpus: on the two calibration files, the median and p90 absolute
-// errors README.md and compact/README.md state (rounded up to the next
+// errors docs/performance.md states (rounded up to the next
 // tenth of a percent; the estimator is deterministic). Figures for every
 // file are logged (go test -v).
 func TestCalibration(t *testing.T) {
@@ -14,8 +14,8 @@ func TestCalibration(t *testing.T) {
 		prefix            string
 		maxMedian, maxP90 float64 // 0: informational only
 	}{
-		{"spotter-ae4a77f8", 0.030, 0.077},  // README: 2.9% / 7.6%
-		{"ccviewer-fe5e1c67", 0.037, 0.100}, // README: 3.6% / 9.9%
+		{"spotter-ae4a77f8", 0.030, 0.077},  // docs/performance.md: 2.9% / 7.6%
+		{"ccviewer-fe5e1c67", 0.037, 0.100}, // docs/performance.md: 3.6% / 9.9%
 		{"spotter-258c7280", 0, 0},
 		{"ccviewer-1af7fc5e", 0, 0},
 		{"spotter-tool_heavy", 0, 0},
@@ -59,7 +59,7 @@ func TestCalibrationCombined(t *testing.T) {
 	got := MeasureAccuracy(msgs, nil)
 	t.Logf("both: %d responses; estimator median %.1f%% p90 %.1f%%; chars/4 median %.1f%% p90 %.1f%%",
 		got.Messages, 100*got.MedianAbsError, 100*got.P90AbsError, 100*got.BaselineMedianAbsError, 100*got.BaselineP90AbsError)
-	// compact/README.md: 3.3% / 8.1%.
+	// docs/performance.md: 3.3% / 8.1%.
 	if got.MedianAbsError > 0.034 || got.P90AbsError > 0.082 {
 		t.Errorf("median / p90 abs error = %.3f / %.3f, want at most 0.034 / 0.082", got.MedianAbsError, got.P90AbsError)
 	}

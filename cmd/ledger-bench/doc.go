@@ -3,7 +3,7 @@
 // with ripgrep run beside `ledger search` in the same run. It prints one
 // markdown table (and writes it to -out): one row per measure, one column
 // per corpus size, the goal, and whether it is met. It is the one place the
-// README's performance figures come from.
+// figures of docs/performance.md come from.
 //
 //	go run ./cmd/ledger-bench                                  # 1k and 100k messages
 //	go run ./cmd/ledger-bench -messages 1000,100000,1000000    # adds 1M messages (~1.1 GB of JSONL)

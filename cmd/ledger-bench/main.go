@@ -61,7 +61,7 @@ func main() {
 	}
 	var c config
 	var sizes, shape string
-	flag.StringVar(&c.ledger, "ledger", "", "ledger binary to measure (default: built from the module in the current folder, as the README documents: CGO_ENABLED=0 go build -trimpath -ldflags='-s -w')")
+	flag.StringVar(&c.ledger, "ledger", "", "ledger binary to measure (default: built from the module in the current folder, as docs/performance.md documents: CGO_ENABLED=0 go build -trimpath -ldflags='-s -w')")
 	flag.StringVar(&c.baseline, "baseline", "", "source tree of a baseline ledger (e.g. `git archive main | tar -x -C /tmp/base`): built the same way and measured in the same run, every measure beside the current one")
 	flag.StringVar(&c.work, "work", filepath.Join(os.TempDir(), "ledger-bench"), "folder for the binaries, corpora and databases")
 	flag.StringVar(&sizes, "messages", "1000,100000", "corpus sizes in messages, comma-separated (sessions of 1,000 messages)")

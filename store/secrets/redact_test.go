@@ -145,10 +145,10 @@ func TestRedactCorpusFalsePositives(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	t.Logf("corpus: %d messages, %.1f MB of text: %d findings %v", len(msgs), float64(size)/1e6, n, kinds)
-	// Inspected by hand: see the README. More than a handful means a rule
+	// Inspected by hand: see docs/reliability.md. More than a handful means a rule
 	// or the engine got noisier.
 	if n > 0 {
-		t.Errorf("%d findings in the sanitized corpus, want none (README: 0 false positives on the real corpus)", n)
+		t.Errorf("%d findings in the sanitized corpus, want none (docs/reliability.md: 0 false positives on the real corpus)", n)
 	}
 }
 

@@ -48,8 +48,8 @@ type Status struct {
 	Due bool
 }
 
-// Auto-compaction arithmetic of Claude Code (reverse-engineered; see the
-// README): the room kept for the summary, and the buffer below it.
+// Auto-compaction arithmetic of Claude Code (reverse-engineered; see
+// docs/agents.md): the room kept for the summary, and the buffer below it.
 const (
 	autoCompactReserve = 20_000
 	autoCompactBuffer  = 13_000
