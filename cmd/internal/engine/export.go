@@ -106,7 +106,8 @@ func (e *Engine) Export(ctx context.Context, req ExportRequest, w io.Writer) (Ex
 // RestorePath is where the agent looks for a session's transcript: Claude
 // Code's <claudeDir>/projects/<project>/<session>.jsonl (the project's path
 // with every character but a letter or digit as "-"), Codex's
-// <codexHome>/sessions/YYYY/MM/DD/rollout-<start>-<session>.jsonl.
+// <codexHome>/sessions/YYYY/MM/DD/rollout-<start>-<session>.jsonl; the
+// session's id as IDName spells it (a real agent's id is its own name).
 func RestorePath(sess store.Session, claudeDir, codexHome string) string {
 	if sess.Source == string(transcript.FormatCodex) {
 		t := store.Time(sess.StartedAt).Local()
@@ -114,9 +115,9 @@ func RestorePath(sess store.Session, claudeDir, codexHome string) string {
 			t = time.Now()
 		}
 		return filepath.Join(codexHome, "sessions", t.Format("2006"), t.Format("01"), t.Format("02"),
-			"rollout-"+t.Format("2006-01-02T15-04-05")+"-"+sess.ID+".jsonl")
+			"rollout-"+t.Format("2006-01-02T15-04-05")+"-"+IDName(sess.ID)+".jsonl")
 	}
-	return filepath.Join(claudeDir, "projects", ProjectDirName(sess.Project), sess.ID+".jsonl")
+	return filepath.Join(claudeDir, "projects", ProjectDirName(sess.Project), IDName(sess.ID)+".jsonl")
 }
 
 // markRead records a transcript file as read to its end, writing none of

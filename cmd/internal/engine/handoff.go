@@ -215,10 +215,11 @@ func lastMainUUID(msgs []compact.Message) string {
 // defaultHandoffPath is handoffs/<project>/<session>/<time>.md in the
 // database's folder: out of the project's working tree, where `git status`
 // would show it and `git add -A` commit it. <project> is the project's path
-// spelt as one folder name (ProjectDirName).
+// spelt as one folder name (ProjectDirName), <session> the session's id
+// as IDName spells it.
 func defaultHandoffPath(dbPath, project, session string, at time.Time) string {
 	name := at.UTC().Format("20060102T150405Z") + ".md"
-	return filepath.Join(HandoffsDir(dbPath, project), session, name)
+	return filepath.Join(HandoffsDir(dbPath, project), IDName(session), name)
 }
 
 // writeFile replaces path with data, owner-only, atomically and durably:

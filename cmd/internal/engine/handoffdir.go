@@ -41,9 +41,10 @@ func ProjectDirName(project string) string {
 }
 
 // InProjectHandoffPath is the handoff file a user who wants handoffs in the
-// project gets: .ledger/handoffs/<session>/<name> under the project.
+// project gets: .ledger/handoffs/<session>/<name> under the project, the
+// session as IDName spells it.
 func InProjectHandoffPath(project, session, name string) string {
-	return filepath.Join(project, ".ledger", "handoffs", session, name)
+	return filepath.Join(project, ".ledger", "handoffs", IDName(session), name)
 }
 
 // excludeFromGit keeps a handoff file the user asked for inside a git

@@ -27,10 +27,11 @@ import (
 func pendingDir(dbPath string) string { return filepath.Join(filepath.Dir(dbPath), "pending") }
 
 // pendingName is a draft's file name: the session first (forget finds
-// it), then the time, so that names sort oldest first, then what keeps
-// two drafts of the same second apart.
+// it; IDName spells it, with no dot, so that one session's prefix is never
+// another's), then the time, so that names sort oldest first, then what
+// keeps two drafts of the same second apart.
 func pendingName(d handoffDraft) string {
-	return fmt.Sprintf("%s.%s.%d.%d.json", d.SessionID, d.Record.At.UTC().Format("20060102T150405Z"), time.Now().UnixNano(), os.Getpid())
+	return fmt.Sprintf("%s.%s.%d.%d.json", IDName(d.SessionID), d.Record.At.UTC().Format("20060102T150405Z"), time.Now().UnixNano(), os.Getpid())
 }
 
 // deferHandoff writes the draft's Markdown file and keeps the draft in
@@ -61,7 +62,7 @@ func pendingDrafts(dbPath, session string) []pendingDraft {
 	var out []pendingDraft
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || session != "" && !strings.HasPrefix(name, session+".") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || session != "" && !strings.HasPrefix(name, IDName(session)+".") {
 			continue
 		}
 		p := filepath.Join(pendingDir(dbPath), name)

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+)
+
+// The tests of this file play an attacker who writes the transcripts (or
+// the repository) a session works in: what ledger reads there must never
+// choose where it writes, run a command, leave the recorded-data fence or
+// reach the terminal raw.
+
+// sampleAs writes the sample Claude session (or, with codex, the sample
+// Codex rollout) to path with its session id replaced by id and its cwd
+// by project. JSON-escaping keeps ids holding quotes or newlines valid.
+func sampleAs(t *testing.T, codex bool, path, project, id string) {
+	t.Helper()
+	src := filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", sampleSession+".jsonl")
+	oldID, oldProject := sampleSession, "/home/dev/src/payments"
+	if codex {
+		src = filepath.Join(sampleDir(t), "codex", "2026", "03", "02", "rollout-2026-03-02T14-00-00-"+sampleCodexSession+".jsonl")
+		oldID, oldProject = sampleCodexSession, "/home/dev/src/cli"
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := func(s string) []byte {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		return bytes.Trim(bytes.TrimSpace(buf.Bytes()), `"`)
+	}
+	b = bytes.ReplaceAll(b, []byte(oldProject), quoted(project))
+	b = bytes.ReplaceAll(b, []byte(oldID), quoted(id))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sampleCodexSession is the sample Codex rollout's session.
+const sampleCodexSession = "0199f3a2-7d4e-7c10-b2a9-5e8f1d3c6a20"
+
+// TestHostileSessionIDsChooseNoPath: a transcript whose session id climbs
+// out of ledger's folders ("../../…/outside/claude") or holds newlines
+// makes compact (default and --in-project), export --restore (Claude and
+// Codex), the PreCompact hook and the PreCompact hook that finds the
+// ledger locked (its handoff left pending) write only where ledger writes,
+// under the id's IDName, and never a name with a control character.
+func TestHostileSessionIDsChooseNoPath(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	outside := filepath.Join(root, "outside")
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(root, "src", "payments")
+	os.MkdirAll(project, 0o700)
+	climb := strings.Repeat("../", 40) + strings.TrimPrefix(filepath.ToSlash(outside), "/")
+	// Claude Code's ids first, then Codex's.
+	ids := []string{climb + "/claude", "line\none/../..\n/" + climb + "/nl", "..", "new\nline", climb + "/codex"}
+	codex := map[string]bool{ids[4]: true}
+
+	var transcripts []string // Claude Code's
+	for n, id := range ids {
+		path := filepath.Join(root, "in", strings.Repeat("t", n+1)+".jsonl")
+		sampleAs(t, codex[id], path, project, id)
+		ingestBin(t, home, db, path)
+		steps := [][]string{{"export", "--restore", id}}
+		if !codex[id] {
+			steps = append(steps, []string{"compact", id}, []string{"compact", "--in-project", id})
+		}
+		for _, args := range steps {
+			if r := runBin(t, home, "", append([]string{"--db", db}, args...)...); r.code != 0 {
+				t.Errorf("%q: exit %d: %s", args, r.code, r.stderr)
+			}
+		}
+		if codex[id] {
+			continue
+		}
+		pre := hookInput("PreCompact", id, path, project, map[string]any{"trigger": "auto"})
+		if r := runBin(t, home, pre, "--db", db, "hook"); r.code != 0 || r.stderr != "" {
+			t.Errorf("PreCompact: exit %d: %s", r.code, r.stderr)
+		}
+		transcripts = append(transcripts, path)
+	}
+	// The ledger locked, each PreCompact leaves its handoff pending (at
+	// once, all waiting out one budget).
+	lock := holdWriteLock(t, db)
+	var procs []*proc
+	for i, path := range transcripts {
+		procs = append(procs, startBin(t, home, hookInput("PreCompact", ids[i], path, project, map[string]any{"trigger": "manual"}), "--db", db, "hook"))
+	}
+	for _, p := range procs {
+		if p.wait(t); p.exitCode != 0 {
+			t.Errorf("PreCompact while locked: exit %d: %s", p.exitCode, p.errb.String())
+		}
+	}
+	lock.release()
+	for _, id := range ids[:len(transcripts)] {
+		files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), engine.IDName(id), "*.md"))
+		inProject, _ := filepath.Glob(filepath.Join(project, ".ledger", "handoffs", engine.IDName(id), "*.md"))
+		pending, _ := filepath.Glob(filepath.Join(home, "pending", engine.IDName(id)+".*.json"))
+		if len(files) == 0 || len(inProject) != 1 || len(pending) != 1 {
+			t.Errorf("id %q: handoff files %q, in the project %q, pending %q; want them under its IDName %q",
+				id, files, inProject, pending, engine.IDName(id))
+		}
+	}
+	if _, err := os.Lstat(outside); err == nil {
+		t.Errorf("%s was created: an id chose where ledger writes", outside)
+	}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if strings.IndexFunc(d.Name(), unicode.IsControl) >= 0 || d.Name() == ".." {
+			t.Errorf("ledger wrote %q", p)
+		}
+		return nil
+	})
+	for _, id := range ids {
+		dir := filepath.Join(home, ".claude", "projects", engine.ProjectDirName(project))
+		if codex[id] {
+			matches, _ := filepath.Glob(filepath.Join(home, ".codex", "sessions", "*", "*", "*", "rollout-*-"+engine.IDName(id)+".jsonl"))
+			if len(matches) != 1 {
+				t.Errorf("codex restore of %q: %q", id, matches)
+			}
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, engine.IDName(id)+".jsonl")); err != nil {
+			t.Errorf("claude restore of %q: %v", id, err)
+		}
+	}
+}
