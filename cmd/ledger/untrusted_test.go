@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
@@ -138,5 +139,55 @@ func TestHostileSessionIDsChooseNoPath(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, engine.IDName(id)+".jsonl")); err != nil {
 			t.Errorf("claude restore of %q: %v", id, err)
 		}
+	}
+}
+
+// TestHandoffRunsNoRepositoryProgram: compact and the PreCompact hook read
+// the project's checkout with git, and the checkout's own .git/config
+// names programs for git to run (an fsmonitor, a clean filter for every
+// file, a pager) while the hook's environment names more: none runs, and
+// the handoff still carries what git reports (an untracked file).
+func TestHandoffRunsNoRepositoryProgram(t *testing.T) {
+	t.Parallel()
+	home, marks := t.TempDir(), t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "src", "payments")
+	gitRepo(t, project)
+	os.WriteFile(filepath.Join(project, ".gitattributes"), []byte("* filter=evil\n"), 0o644)
+	git(t, project, "add", ".gitattributes")
+	git(t, project, "commit", "-qm", "attributes")
+	mark := func(name string) string { return "touch '" + filepath.Join(marks, name) + "'" }
+	for _, kv := range [][2]string{{"core.fsmonitor", mark("fsmonitor") + "; false"}, {"filter.evil.clean", mark("clean") + "; cat"},
+		{"filter.evil.required", "true"}, {"core.pager", mark("pager")}, {"pager.status", "true"}} {
+		git(t, project, "config", kv[0], kv[1])
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(project, "pkg", "auth", "clock.go"), old, old) // git reads it again, through its filter
+	os.WriteFile(filepath.Join(project, "untracked-by-git.txt"), []byte("x\n"), 0o644)
+	path := filepath.Join(home, ".claude", "projects", engine.ProjectDirName(project), sampleSession+".jsonl")
+	sampleAs(t, false, path, project, sampleSession)
+	ingestBin(t, home, db, path)
+
+	r := execLedger(t, home, "", "", nil, "--db", db, "compact", sampleSession)
+	if r.code != 0 || !strings.Contains(r.stdout, "untracked-by-git.txt") {
+		t.Errorf("compact: exit %d, %s; want the untracked file git reports in:\n%s", r.code, r.stderr, r.stdout)
+	}
+	if es, _ := os.ReadDir(marks); len(es) > 0 {
+		t.Errorf("compact: git ran the repository's programs: %d marks", len(es))
+	}
+	// The hook's environment, which the agent gives it.
+	env := []string{"GIT_CONFIG_PARAMETERS='core.fsmonitor'='" + mark("env") + "; false'", "GIT_DIR=" + filepath.Join(home, "nothing")}
+	pre := hookInput("PreCompact", sampleSession, path, project, map[string]any{"trigger": "auto"})
+	if r := execLedger(t, home, "", pre, env, "--db", db, "hook"); r.code != 0 || r.stderr != "" {
+		t.Errorf("PreCompact: exit %d: %s", r.code, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), sampleSession, "*.md"))
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); !strings.Contains(string(b), "untracked-by-git.txt") {
+			t.Errorf("%s lacks the untracked file git reports", f)
+		}
+	}
+	if es, _ := os.ReadDir(marks); len(es) > 0 || len(files) == 0 {
+		t.Errorf("git ran the repository's programs (%d marks), or no handoff was written (%v)", len(es), files)
 	}
 }
