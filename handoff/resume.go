@@ -2,8 +2,12 @@ package handoff
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentledger/ledger/compact"
 )
@@ -110,10 +114,20 @@ const (
 	fenceClose = "</ledger-record>\n"
 )
 
-// Fence wraps text as recorded data. A closing tag inside the text is
-// broken up so that the text cannot end the fence early.
+// Fence wraps text as recorded data. Every tag inside the text that a
+// reader could take for the fence's own, closing or opening, is broken up
+// (a backslash after its '<') so that the text can neither end the fence
+// early nor open another: in any case (</LEDGER-RECORD>), with spaces or
+// invisible characters in it (< / ledger-record, </ledger\u200b-record>),
+// another separator (</ledger_record>, </ledger record>), full-width forms
+// (＜／ｌｅｄｇｅｒ－ｒｅｃｏｒｄ＞) or look-alike letters (Cyrillic е, о, с).
+// Unfence undoes it exactly.
 func Fence(text string) string {
-	text = strings.ReplaceAll(text, "</ledger-record", "<\\/ledger-record")
+	fenceTag, _ := fenceTags()
+	text = fenceTag.ReplaceAllStringFunc(text, func(tag string) string {
+		_, size := utf8.DecodeRuneInString(tag)
+		return tag[:size] + `\` + tag[size:]
+	})
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
@@ -127,8 +141,59 @@ func Unfence(text string) string {
 		return text
 	}
 	inner = strings.TrimSuffix(inner, fenceClose)
-	return strings.ReplaceAll(inner, "<\\/ledger-record", "</ledger-record")
+	_, brokenTag := fenceTags()
+	return brokenTag.ReplaceAllStringFunc(inner, func(tag string) string {
+		_, size := utf8.DecodeRuneInString(tag)
+		return tag[:size] + tag[size+1:]
+	})
 }
+
+// PlainID reports whether id may stand outside the fence, in ledger's own
+// lines (a hook's message, a tool's heading or error, a command an agent
+// is asked to run): 1 to 64 letters, digits, '-' and '_', starting with a
+// letter or digit (never an option). Session ids come from transcripts and
+// hook payloads, so one may hold anything; every agent's real ids (UUIDs,
+// ses_...) are plain. A line that would show an id that is not plain says
+// it another way, or leaves it to the fenced record.
+func PlainID(id string) bool {
+	if id == "" || len(id) > 64 || id[0] == '-' || id[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// fenceTags are two expressions, compiled at their first use (not every
+// process fences): fenceTag matches what reads as the fence's tag, from its
+// '<' on, with the backslashes right after the '<' (a text holding a
+// broken-up tag gets one more, so that Unfence gives it back as it was);
+// brokenTag matches a tag Fence broke up.
+var fenceTags = sync.OnceValues(func() (fenceTag, brokenTag *regexp.Regexp) {
+	invisible := `[\p{Cf}]*`
+	space := `[\s\p{Z}\p{Cf}]*`
+	// Letters that read as those of the tag: Cyrillic, Greek and other
+	// look-alikes, beside each letter's cases and full-width forms.
+	alike := map[rune]string{'l': "Iı1|ⅼⅬӏӀǀ", 'e': "еЕεΕё", 'd': "ԁ", 'g': "ɡ", 'r': "гʀ", 'c': "сСϲ", 'o': "оОοΟ0"}
+	word := func(w string) string {
+		var b strings.Builder
+		for i, r := range w {
+			if i > 0 {
+				b.WriteString(invisible)
+			}
+			fmt.Fprintf(&b, `[%c%c\x{%X}\x{%X}%s]`, r, unicode.ToUpper(r), r-'a'+0xFF41, r-'a'+0xFF21, regexp.QuoteMeta(alike[r]))
+		}
+		return b.String()
+	}
+	rest := space + `[/\x{FF0F}\x{2044}\x{2215}]?` + space + word("ledger") +
+		`[-_\x{2010}-\x{2015}\x{2212}\x{FE58}\x{FE63}\x{FF0D}\x{FF3F}\s\p{Z}\p{Cf}]*` + word("record")
+	lt := `[<\x{FF1C}\x{FE64}]`
+	return regexp.MustCompile(lt + `\\*` + rest), regexp.MustCompile(lt + `\\+` + rest)
+})
 
 func resume(in ResumeInput, budget int, count func(string) int) string {
 	head := resumeHeader(in)

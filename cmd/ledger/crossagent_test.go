@@ -12,8 +12,8 @@ import (
 
 // TestCrossAgentResume hands a Claude Code session to Codex and a Codex
 // session to Claude Code: the prompt says where it comes from, maps the
-// tools, carries the task list as a plan in order, and holds the fenced
-// resume context; handoff --to prints a command line that runs.
+// tools, carries the task list (fenced: its items are recorded data) as a
+// plan in order, and holds the fenced resume context; handoff --to prints a command line that runs.
 func TestCrossAgentResume(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -27,10 +27,10 @@ func TestCrossAgentResume(t *testing.T) {
 		want        []string
 	}{
 		{"5b3e9c1a", "codex", []string{"Carry on the work of a Claude Code session (5b3e9c1a-", "Edit, MultiEdit, Write (file edits) → apply_patch",
-			"to record first as your plan with update_plan:\n1. [completed] Add toCsv serializer with tests\n2. [completed] Add visible-range selector to the readings store\n3. [in_progress] Add Download CSV item to the chart overflow menu\n4. [pending] Document the CSV export in the README\n",
+			"to record first as your plan with update_plan:\n<ledger-record", "\">\n1. [completed] Add toCsv serializer with tests\n2. [completed] Add visible-range selector to the readings store\n3. [in_progress] Add Download CSV item to the chart overflow menu\n4. [pending] Document the CSV export in the README\n",
 			"<ledger-record", "## Next steps"}},
 		{"019f5a2e", "claude", []string{"Carry on the work of a Codex session (019f5a2e-", "apply_patch (file edits) → Edit, MultiEdit or Write",
-			"update_plan (the plan) → TodoWrite", "your plan with TodoWrite:\n1. [completed] Move the date helpers", "5. [in_progress] Document the accepted date formats", "<ledger-record"}},
+			"update_plan (the plan) → TodoWrite", "your plan with TodoWrite:\n<ledger-record", "\">\n1. [completed] Move the date helpers", "5. [in_progress] Document the accepted date formats", "<ledger-record"}},
 	} {
 		r := runBin(t, home, "", "--db", db, "resume", "--for", c.to, c.session)
 		if r.code != 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/transcript"
 )
@@ -183,6 +184,12 @@ func (e *Engine) stopClear(ctx context.Context, in HookInput, o HookOptions, c h
 	n, err := agentCompactions(ctx, st, sess.ID)
 	if err != nil {
 		r.note("clear mode: no block, the compactions could not be read (%v)", err)
+		return
+	}
+	if !handoff.PlainID(sess.ID) {
+		// The block asks the agent to run a command naming the session:
+		// only a plain id may be put in one.
+		r.note("clear mode: no block, the session id is not plain")
 		return
 	}
 	first, err := st.Mark(store.WithLockDeadline(ctx, c.lockBy), sess.ID, fmt.Sprintf("clear-stop-%d", n))

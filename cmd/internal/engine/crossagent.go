@@ -75,14 +75,21 @@ func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) 
 		from = "claude"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Carry on the work of a %s session (%s, project %s", AgentName(from), r.Session.ID, r.Session.Project)
-	if r.Session.GitBranch != "" {
-		fmt.Fprintf(&b, ", branch %s", r.Session.GitBranch)
+	// Ledger's own lines name the session only by a plain id: its project,
+	// branch and tasks are recorded data, inside the fence (the resume
+	// context's header names them too).
+	var about []string
+	if handoff.PlainID(r.Session.ID) {
+		about = append(about, r.Session.ID)
 	}
 	if r.Session.LastAt.Valid {
-		fmt.Fprintf(&b, ", last active %s", r.Session.LastAt.Time.UTC().Format("2006-01-02 15:04 UTC"))
+		about = append(about, "last active "+r.Session.LastAt.Time.UTC().Format("2006-01-02 15:04 UTC"))
 	}
-	b.WriteString("). ")
+	fmt.Fprintf(&b, "Carry on the work of a %s session", AgentName(from))
+	if len(about) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(about, ", "))
+	}
+	b.WriteString(". ")
 	if r.HandoffID != nil {
 		fmt.Fprintf(&b, "Its handoff (written %s) is below.", r.Handoff.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	} else {
@@ -97,9 +104,11 @@ func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) 
 	}
 	if plan := planSteps(r.Handoff.Tasks); len(plan) > 0 {
 		fmt.Fprintf(&b, "\nIts task list, to record first as your plan with %s:\n", planTool(to))
+		var steps strings.Builder
 		for i, s := range plan {
-			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, s.Status, s.Subject)
+			fmt.Fprintf(&steps, "%d. [%s] %s\n", i+1, s.Status, s.Subject)
 		}
+		b.WriteString(handoff.Fence(steps.String()))
 	}
 	b.WriteString("\n")
 	b.WriteString(r.Markdown)
@@ -148,7 +157,11 @@ func (e *Engine) crossAgentOffer(ctx context.Context, in HookInput, o HookOption
 		return false
 	}
 	line := e.projectHandoffLine(ctx, sess)
-	r.out = NewSessionStartOutput(line + fmt.Sprintf(" To carry on from it, run `ledger resume --for %s %s` (it prints the handoff as a first prompt); say so to the user if they want to continue that work.", self, ShortID(sess.ID)))
+	run := "`ledger resume --for " + self + " " + ShortID(sess.ID) + "`"
+	if !handoff.PlainID(sess.ID) {
+		run = "`ledger resume --for " + self + "` with its id (`ledger sessions` lists it)"
+	}
+	r.out = NewSessionStartOutput(line + fmt.Sprintf(" To carry on from it, run %s (it prints the handoff as a first prompt); say so to the user if they want to continue that work.", run))
 	r.note("offered the handoff of the %s session %s", AgentName(sess.Source), ShortID(sess.ID))
 	return true
 }
@@ -167,7 +180,11 @@ func (e *Engine) projectHandoffLine(ctx context.Context, sess store.Session) str
 	if sess.LastAt.Valid {
 		last = ", last active " + ageText(e.now().Sub(sess.LastAt.Time), sess.LastAt.Time)
 	}
-	return fmt.Sprintf("ledger: this project's latest work is a %s session (%s%s; %s).", AgentName(sess.Source), ShortID(sess.ID), last, when)
+	id := ShortID(sess.ID)
+	if !handoff.PlainID(sess.ID) {
+		id = "its id is in the ledger"
+	}
+	return fmt.Sprintf("ledger: this project's latest work is a %s session (%s%s; %s).", AgentName(sess.Source), id, last, when)
 }
 
 // ageText is a time as "3h ago (2026-11-20 10:05 UTC)".

@@ -486,10 +486,17 @@ func (e *Engine) postToolUse(ctx context.Context, st *store.Store, sess store.Se
 		r.err = err
 		return nil
 	}
+	// The command names the session only by a plain id (handoff.PlainID):
+	// an id is recorded data, and a command is run.
+	short, full := "`ledger compact "+ShortID(sess.ID)+"`", "`ledger compact "+sess.ID+"`"
+	if !handoff.PlainID(sess.ID) {
+		short = "`ledger compact` with this session's id (`ledger sessions` lists it)"
+		full = short
+	}
 	var out PostToolUseOutput
-	out.SystemMessage = fmt.Sprintf("ledger: %s. Consider a handoff and a fresh start: run `ledger compact %s`, then /clear.", why, ShortID(sess.ID))
+	out.SystemMessage = fmt.Sprintf("ledger: %s. Consider a handoff and a fresh start: run %s, then /clear.", why, short)
 	out.HookSpecificOutput.HookEventName = "PostToolUse"
-	out.HookSpecificOutput.AdditionalContext = fmt.Sprintf("ledger: %s. Long contexts degrade; at a good stopping point, suggest the user write a handoff (`ledger compact %s`) and /clear.", why, sess.ID)
+	out.HookSpecificOutput.AdditionalContext = fmt.Sprintf("ledger: %s. Long contexts degrade; at a good stopping point, suggest the user write a handoff (%s) and /clear.", why, full)
 	r.note("suggested a handoff: %s", why)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -43,10 +44,11 @@ func (s *Server) toolErr(tool string, err error) error {
 	case errors.As(err, &te):
 		return te
 	case errors.As(err, &amb):
-		return &toolError{msg: fmt.Sprintf("session %q is ambiguous: it begins %d session ids (%s). Pass more of the id; the sessions tool lists them.",
-			amb.Prefix, len(amb.Candidates), strings.Join(amb.Candidates, ", "))}
+		// The ids come from transcripts: recorded data, inside the fence.
+		return &toolError{msg: fmt.Sprintf("%s is ambiguous: it begins %d session ids, listed below. Pass more of the id; the sessions tool lists them.\n%s",
+			sessionName("", amb.Prefix), len(amb.Candidates), handoff.Fence(strings.Join(amb.Candidates, ", ")))}
 	case errors.As(err, &ns):
-		return &toolError{msg: fmt.Sprintf("no session %q in the ledger. Call the sessions tool to list the sessions it holds (pass a full id or a unique prefix of one); a session the ledger has not seen yet appears once its transcript is ingested (ledger's hooks, or `ledger ingest`).", ns.arg)}
+		return &toolError{msg: fmt.Sprintf("no %s in the ledger. Call the sessions tool to list the sessions it holds (pass a full id or a unique prefix of one); a session the ledger has not seen yet appears once its transcript is ingested (ledger's hooks, or `ledger ingest`).", sessionName("", ns.arg))}
 	case errors.As(err, &np):
 		return &toolError{msg: fmt.Sprintf("the ledger has no session of project %s yet. Call the sessions tool without a project to list every session it holds; a project's sessions appear once their transcripts are ingested (ledger's hooks, or `ledger ingest ~/.claude/projects ~/.codex/sessions`).", np.project)}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
@@ -234,7 +235,7 @@ func (s *Server) handoff(ctx context.Context, in HandoffIn) (string, HandoffOut,
 		}
 		warn = w
 		if d, err = s.read.FindHandoff(ctx, sess.ID); errors.Is(err, store.ErrNotFound) {
-			return "", HandoffOut{}, usageErrorf("session %s has no handoff yet: one is written by `ledger compact`, or before each compaction when ledger's hooks are installed. The resume tool extracts one from its latest messages now.", sess.ID)
+			return "", HandoffOut{}, usageErrorf("%s has no handoff yet: one is written by `ledger compact`, or before each compaction when ledger's hooks are installed. The resume tool extracts one from its latest messages now.", sessionName(sess.ID, in.Session))
 		} else if err != nil {
 			return "", HandoffOut{}, err
 		}
@@ -254,10 +255,16 @@ func (s *Server) handoff(ctx context.Context, in HandoffIn) (string, HandoffOut,
 		part, end := cutText(md, from, max(room, 200))
 		out := HandoffOut{Notice: notice, Handoff: fields, Markdown: handoff.Fence(part), More: chars(md) - end}
 		text := warn
+		// The session and trigger are recorded data: named here only when
+		// plain; the Markdown's front matter, fenced, holds them.
+		of := ""
+		if handoff.PlainID(d.Session) {
+			of = " of session " + d.Session
+		}
 		if from == 0 {
-			text += fmt.Sprintf("Handoff %d of session %s, written %s (%s):\n", d.ID, d.Session, human(d.CreatedAt), d.Trigger)
+			text += fmt.Sprintf("Handoff %d%s, written %s%s:\n", d.ID, of, human(d.CreatedAt), triggerNote(d.Trigger))
 		} else {
-			text += fmt.Sprintf("Handoff %d of session %s, continued from character %d:\n", d.ID, d.Session, from)
+			text += fmt.Sprintf("Handoff %d%s, continued from character %d:\n", d.ID, of, from)
 		}
 		text += out.Markdown
 		if out.More > 0 {
@@ -323,7 +330,7 @@ func (s *Server) audit(ctx context.Context, in AuditIn) (string, AuditOut, error
 	t := engine.Totals(rows)
 	empty := "No compactions recorded"
 	if in.Session != "" {
-		empty += " for session " + id
+		empty += " for " + sessionName(id, in.Session)
 	}
 	if !since.IsZero() {
 		empty += " since " + human(since)
@@ -416,7 +423,7 @@ func (s *Server) note(ctx context.Context, in NoteIn) (string, NoteOut, error) {
 	if err != nil {
 		return "", NoteOut{}, err
 	}
-	head := fmt.Sprintf("Recorded %s note %d for session %s; its next handoff carries it:\n", n.Kind, n.ID, n.SessionID)
+	head := fmt.Sprintf("Recorded %s note %d for %s; its next handoff carries it:\n", n.Kind, n.ID, sessionName(n.SessionID, in.Session))
 	// The note as stored (its secrets redacted), shortened if it must be
 	// to fit the cap: the ledger holds it whole.
 	for room := maxNote; ; {
@@ -429,6 +436,32 @@ func (s *Server) note(ctx context.Context, in NoteIn) (string, NoteOut, error) {
 		}
 		room = max(room-over-16, 100)
 	}
+}
+
+// sessionName names a session in ledger's own lines, outside the fence:
+// by its id (id "" when none was found) or else the call's session
+// argument, whichever is plain (handoff.PlainID); an id that is not plain
+// is recorded data, and the argument may be one copied from a record.
+func sessionName(id, arg string) string {
+	arg = strings.TrimSpace(arg)
+	switch {
+	case handoff.PlainID(id):
+		return "session " + id
+	case handoff.PlainID(arg):
+		return fmt.Sprintf("session %q", arg)
+	case arg != "":
+		return "the session named (an id ledger does not repeat outside its records)"
+	}
+	return "the project's latest session"
+}
+
+// triggerNote is " (auto)" or " (manual)": the trigger a handoff records,
+// when it is one of those; any other is left to the fenced front matter.
+func triggerNote(trigger string) string {
+	if trigger == compact.TriggerAuto || trigger == compact.TriggerManual {
+		return " (" + trigger + ")"
+	}
+	return ""
 }
 
 // orDefault is v, or def when v is 0 (an argument left out).
