@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
@@ -24,7 +25,16 @@ type App struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	Getenv func(string) string
+	// StdoutTTY and StderrTTY say that Stdout and Stderr are terminals:
+	// run sets them from the files, and tests set them to see what a
+	// terminal is shown. On a terminal what ledger prints goes through a
+	// termWriter (control characters shown escaped), search highlights
+	// its hits, and ingest shows a progress bar.
+	StdoutTTY, StderrTTY bool
+	// rawStderr is Stderr as it was given, for ingest's progress bar, the
+	// one writer of control sequences of ledger's own.
+	rawStderr io.Writer
+	Getenv    func(string) string
 	// Getwd is the working folder: the default project of resume, and
 	// where hooks --scope project writes.
 	Getwd func() (string, error)
@@ -181,13 +191,31 @@ func exitCode(err error) int {
 // run builds the command tree, runs it and returns the exit code. Errors
 // become one line on stderr: `ledger: <what went wrong>`.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Getwd: os.Getwd}
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Getwd: os.Getwd,
+		StdoutTTY: isTerminal(stdout), StderrTTY: isTerminal(stderr)}
 	defer app.close()
 	return app.run(ctx, args)
 }
 
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // run runs one command line with the app's streams and environment.
 func (app *App) run(ctx context.Context, args []string) int {
+	app.rawStderr = app.Stderr
+	if app.StdoutTTY {
+		t := &termWriter{w: app.Stdout}
+		app.Stdout = t
+		defer t.flush()
+	}
+	if app.StderrTTY {
+		t := &termWriter{w: app.Stderr}
+		app.Stderr = t
+		defer t.flush()
+	}
 	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)
 	root.SetArgs(queryArgs(root, args))
@@ -222,7 +250,10 @@ The database is --db, else $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db
 Secrets (provider API keys, tokens, JWTs, private keys, passwords in URLs and
 high-entropy values assigned to names like KEY, TOKEN, SECRET or PASSWORD) are
 replaced with [REDACTED:<kind>] before anything is stored or indexed, using
-gitleaks' rule set. --no-redact turns that off (see its risk below).`,
+gitleaks' rule set. --no-redact turns that off (see its risk below).
+
+On a terminal, control characters in recorded text (a transcript's escape
+sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		Example: `  ledger ingest ~/.claude/projects ~/.codex/sessions
   ledger sessions --limit 5
   ledger audit --json`,

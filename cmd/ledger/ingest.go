@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 )
@@ -47,12 +45,12 @@ next run. Malformed lines are skipped, counted and reported, never fatal.`,
 func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 	var bar *progressbar.ProgressBar
 	o := engine.IngestOptions{}
-	if f, ok := app.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if app.StderrTTY {
 		o.Progress = func(total int64) func(int64) {
 			if total == 0 {
 				return nil
 			}
-			bar = newProgress(app.Stderr, app.Getenv, total)
+			bar = newProgress(app.rawStderr, app.Getenv, total)
 			return func(n int64) { bar.Add64(n) }
 		}
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
@@ -117,8 +115,7 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 
 // colour tells whether stdout is a terminal that wants colour (NO_COLOR unset).
 func colour(app *App) bool {
-	f, ok := app.Stdout.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd())) && app.Getenv("NO_COLOR") == ""
+	return app.StdoutTTY && app.Getenv("NO_COLOR") == ""
 }
 
 func printHits(w io.Writer, hits []store.Hit, colour bool) {
@@ -128,7 +125,7 @@ func printHits(w io.Writer, hits []store.Hit, colour bool) {
 	}
 	start, end := "[", "]"
 	if colour {
-		start, end = "\x1b[1;33m", "\x1b[0m"
+		start, end = highlight[0], highlight[1]
 	}
 	for _, h := range hits {
 		who := h.Kind

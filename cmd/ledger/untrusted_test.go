@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -272,5 +273,117 @@ func TestHookOutputKeepsRecordsFenced(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(marks, "ran")); err == nil {
 		t.Error("the command clear mode asked the agent to run ran the id's command")
+	}
+}
+
+// runTerm runs a command line in-process with stdout and stderr taken for
+// terminals (gh's iostreams.Test shape): what a user's terminal is shown.
+func runTerm(t *testing.T, home string, args ...string) result {
+	t.Helper()
+	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
+	var out, errb bytes.Buffer
+	app := &App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
+		Getwd: os.Getwd, StdoutTTY: true, StderrTTY: true}
+	code := app.run(context.Background(), args)
+	app.close()
+	return result{out.String(), errb.String(), code}
+}
+
+// terminalControls are what a transcript puts in its session id, title,
+// project, branch and messages to work the user's terminal: the
+// clipboard (OSC 52), the window title (OSC 0), clearing the screen, a
+// carriage return that hides what precedes it, a C1 CSI, a bidirectional
+// override.
+const terminalControls = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\rzebra\u009b2J\u202e"
+
+// rawControl finds a control character a terminal would obey in s, past
+// search's own highlight.
+func rawControl(s string) (int, bool) {
+	for _, h := range highlight {
+		s = strings.ReplaceAll(s, h, "")
+	}
+	i := strings.IndexFunc(s, func(r rune) bool {
+		return r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e
+	})
+	return i, i >= 0
+}
+
+// TestTerminalShowsControlsEscaped: every command that prints recorded
+// text shows a terminal the transcript's control characters escaped
+// (\u001b), in what it prints and in its messages; a pipe gets the data
+// exact (search --json gives the message as it was).
+func TestTerminalShowsControlsEscaped(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "src", "payments"+terminalControls)
+	id := terminalControls + sampleSession
+	path := filepath.Join(home, "in", "t.jsonl")
+	sampleAs(t, false, path, project, id)
+	b, _ := os.ReadFile(path)
+	quoted, _ := json.Marshal(terminalControls)
+	ctl := quoted[1 : len(quoted)-1]
+	for _, s := range []string{"Find out why", "Fix flaky session expiry", "fix-session-expiry"} {
+		b = bytes.ReplaceAll(b, []byte(s), append(append([]byte{}, ctl...), s...))
+	}
+	os.WriteFile(path, b, 0o600)
+	ingest(t, home, db, path)
+
+	for _, args := range [][]string{
+		{"sessions"}, {"search", "zebra"}, {"search", "zebra", "--kind", "message"}, {"resume", id},
+		{"compact", id}, {"handoff", "show", id}, {"handoff", "list"}, {"export", id, "--format", "md"},
+		{"audit"}, {"meter", id}, {"note", id, "--next", "check the refunds"}, {"search", "zebra", "--json"},
+		{"resume", "\x1b"}, // ambiguous or none: the error names the argument
+	} {
+		r := runTerm(t, home, append([]string{"--db", db}, args...)...)
+		if r.code != 0 && r.code != exitNotFound && r.code != exitUsage {
+			t.Errorf("%q: exit %d: %s", args, r.code, r.stderr)
+		}
+		for name, s := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
+			if i, ok := rawControl(s); ok {
+				t.Errorf("%q: %s gives the terminal %q:\n%s", args, name, s[i:min(len(s), i+12)], s)
+			}
+		}
+		if !strings.Contains(r.stdout+r.stderr, `\u001b`) && args[0] != "audit" {
+			t.Errorf("%q: no escaped control shown:\n%s%s", args, r.stdout, r.stderr)
+		}
+	}
+	// A pipe, --json: the data exact.
+	r := runCmd(t, home, "", "--db", db, "search", "zebra", "--json")
+	var hits []struct {
+		Snippet string `json:"snippet"`
+	}
+	decodeJSON(t, r.stdout, &hits)
+	if len(hits) == 0 || !strings.Contains(hits[0].Snippet, "\x1b]0;pwned\x07") {
+		t.Errorf("search --json on a pipe: %q", hits)
+	}
+}
+
+// TestTerminalEscapingInAProcess: the built binary finds out its stdout
+// is a terminal by itself (a pseudo-terminal made by script(1)), and
+// escapes what a transcript would have it obey.
+func TestTerminalEscapingInAProcess(t *testing.T) {
+	t.Parallel()
+	if out, err := exec.Command("script", "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "util-linux") {
+		t.Skip("no util-linux script(1) to make a pseudo-terminal")
+	}
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	path := filepath.Join(home, "in", "t.jsonl")
+	sampleAs(t, false, path, filepath.Join(home, "src"), terminalControls+sampleSession)
+	ingest(t, home, db, path)
+	cmd := exec.Command("script", "-qec", ledgerBin+" --db "+db+" sessions", "/dev/null")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	s := strings.ReplaceAll(string(out), "\r\n", "\n") // the terminal's line ends
+	if i, ok := rawControl(s); ok || !strings.Contains(s, `\u001b]52;c`) {
+		t.Errorf("sessions on a terminal (raw control at %d):\n%q", i, s)
+	}
+	// Through a pipe, as it is.
+	if r := runBin(t, home, "", "--db", db, "sessions"); !strings.Contains(r.stdout, "\x1b]52;c") {
+		t.Errorf("sessions on a pipe: %q", r.stdout)
 	}
 }
