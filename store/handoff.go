@@ -63,8 +63,11 @@ type NewHandoff struct {
 	Record *CompactionRecord // nil: the handoff alone
 	// BeforeCommit, when set, runs inside the transaction once the rows
 	// are in (the caller writes the handoff file there, so that the file
-	// exists exactly when its row does). Its error rolls everything back.
-	BeforeCommit func() error
+	// exists exactly when its row does). It returns the path of the file
+	// as written, which the row then holds (a name taken may have made
+	// the caller choose another than Path). Its error rolls everything
+	// back.
+	BeforeCommit func() (path string, err error)
 }
 
 // AddHandoff stores a handoff and its compaction record in one immediate
@@ -115,8 +118,14 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 		}
 	}
 	if h.BeforeCommit != nil {
-		if err := h.BeforeCommit(); err != nil {
+		path, err := h.BeforeCommit()
+		if err != nil {
 			return 0, false, err
+		}
+		if path != h.Path {
+			if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET path = ? WHERE id = ?`, path, id); err != nil {
+				return 0, false, fmt.Errorf("handoff path: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

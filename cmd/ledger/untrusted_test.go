@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -385,5 +386,42 @@ func TestTerminalEscapingInAProcess(t *testing.T) {
 	// Through a pipe, as it is.
 	if r := runBin(t, home, "", "--db", db, "sessions"); !strings.Contains(r.stdout, "\x1b]52;c") {
 		t.Errorf("sessions on a pipe: %q", r.stdout)
+	}
+}
+
+// TestHandoffsOfOneSessionNeverShareAFile: compacts of one session run at
+// once by separate processes (in the same second, mostly: named by the
+// second, they shared one file and all but the last was lost) each leave
+// a file of their own holding their own handoff.
+func TestHandoffsOfOneSessionNeverShareAFile(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "src", "payments")
+	path := filepath.Join(home, "in", "t.jsonl")
+	sampleAs(t, false, path, project, sampleSession)
+	ingestBin(t, home, db, path)
+	const n = 4
+	var procs []*proc
+	for i := range n {
+		procs = append(procs, startBin(t, home, "", "--db", db, "compact", sampleSession, "--task", fmt.Sprintf("task number %d", i)))
+	}
+	for _, p := range procs {
+		if p.wait(t); p.exitCode != 0 {
+			t.Fatalf("compact: exit %d: %s", p.exitCode, p.errb.String())
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(engine.HandoffsDir(db, project), sampleSession, "*.md"))
+	tasks := map[string]bool{}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for i := range n {
+			if strings.Contains(string(b), fmt.Sprintf("task number %d\n", i)) {
+				tasks[fmt.Sprint(i)] = true
+			}
+		}
+	}
+	if len(files) != n || len(tasks) != n {
+		t.Errorf("%d handoffs left %d files holding %d of their tasks: %v", n, len(files), len(tasks), files)
 	}
 }

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -95,6 +98,9 @@ type handoffDraft struct {
 	Doc       handoff.Doc            `json:"doc"`
 	Path      string                 `json:"path"`
 	Record    store.CompactionRecord `json:"record"`
+	// named is set when ledger named Path (not --out): the file then
+	// goes to a free name beside it, never over a file (writeNewFile).
+	named bool
 }
 
 // draftHandoff extracts the session's handoff from msgs, as of now.
@@ -126,6 +132,7 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 		Record: store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
 			LogicalParent: lastMainUUID(msgs)}}
 	if d.Path == "" {
+		d.named = true
 		d.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
 		if fi, err := os.Stat(sess.Project); req.InProject && sess.Project != "" && err == nil && fi.IsDir() {
 			d.Path = InProjectHandoffPath(sess.Project, sess.ID, filepath.Base(d.Path))
@@ -144,24 +151,36 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 func storeHandoff(ctx context.Context, st *store.Store, d handoffDraft, writeMD bool) (Handoff, error) {
 	h := Handoff{Doc: d.Doc, Path: d.Path}
 	rec := d.Record
-	fileWritten := false
+	written := "" // the file written, once: the transaction may be retried
 	var err error
 	h.ID, h.Written, err = st.AddHandoff(ctx, store.NewHandoff{Doc: d.Doc, Path: d.Path, Record: &rec,
-		BeforeCommit: func() error {
+		BeforeCommit: func() (string, error) {
 			if !writeMD {
-				return nil
+				return d.Path, nil
 			}
-			fileWritten = true
-			if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
-				return fmt.Errorf("write handoff file: %w", err)
+			if written != "" {
+				return written, nil
 			}
-			return nil
+			p, err := d.Path, error(nil)
+			if d.named {
+				p, err = writeNewFile(d.Path, []byte(d.Doc.Markdown))
+			} else {
+				err = writeFile(d.Path, []byte(d.Doc.Markdown))
+			}
+			if err != nil {
+				return "", fmt.Errorf("write handoff file: %w", err)
+			}
+			written = p
+			return p, nil
 		}})
 	if err != nil {
-		if fileWritten {
-			os.Remove(d.Path)
+		if written != "" {
+			os.Remove(written)
 		}
 		return Handoff{}, err
+	}
+	if written != "" {
+		h.Path = written
 	}
 	return h, nil
 }
@@ -220,6 +239,79 @@ func lastMainUUID(msgs []compact.Message) string {
 func defaultHandoffPath(dbPath, project, session string, at time.Time) string {
 	name := at.UTC().Format("20060102T150405Z") + ".md"
 	return filepath.Join(HandoffsDir(dbPath, project), IDName(session), name)
+}
+
+// writeNewFile writes data to a new file at path or, when a file has that
+// name, at path with -2, -3... before its extension (handoffs of one
+// session in the same second share a name): never over a file. The file
+// appears whole, owner-only and durably: a temporary file in the same
+// folder, synced, linked to the name (which fails when the name is taken),
+// the folder synced. A file system without hard links gets the name
+// created exclusively instead, then written. It returns the path written.
+func writeNewFile(path string, data []byte) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".handoff-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	ext := filepath.Ext(path)
+	for n := 1; n <= 1000; n++ {
+		p := path
+		if n > 1 {
+			p = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), n, ext)
+		}
+		err := os.Link(tmp.Name(), p)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			err = createNew(p, data)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			return p, err
+		}
+		defer d.Close()
+		return p, d.Sync()
+	}
+	return "", fmt.Errorf("%s: a thousand files of that name already", path)
+}
+
+// createNew writes data to a file it creates at path, failing (with
+// fs.ErrExist) when one is there.
+func createNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
 
 // writeFile replaces path with data, owner-only, atomically and durably:

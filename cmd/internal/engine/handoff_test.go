@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store"
 )
 
 // git runs git in dir for a test, with an identity of its own.
@@ -125,5 +126,87 @@ func TestHandoffProjectAndLiveFiles(t *testing.T) {
 	}
 	if !strings.Contains(h.Markdown, "- a.go (uncommitted)\n- b.go\n- c.go (new, uncommitted)\n") {
 		t.Errorf("markdown:\n%s", h.Markdown)
+	}
+}
+
+// TestHandoffsOfOneSecondKeepTheirFiles: handoffs of one session written
+// in the same second (named by the second) each keep a file of their own,
+// the one their row names, whether stored at once, in the project, or
+// left pending by a PreCompact hook; a file already there is never
+// written over.
+func TestHandoffsOfOneSecondKeepTheirFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	project := filepath.Join(dir, "payments")
+	putFile(t, filepath.Join(project, "README"), "x\n")
+	tr := filepath.Join(dir, "t.jsonl")
+	b, err := os.ReadFile(filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	putFile(t, tr, strings.ReplaceAll(string(b), "/home/dev/src/payments", project))
+	s, err := store.Open(ctx, filepath.Join(dir, "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	e := New(func(context.Context) (*store.Store, error) { return s, nil }, Options{Now: func() time.Time { return at }})
+	if _, err := e.Ingest(ctx, []string{tr}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const session = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
+	// A file ledger did not write, where the first handoff would go.
+	squatter := defaultHandoffPath(s.Path(), project, session, at)
+	putFile(t, squatter, "the user's own notes\n")
+
+	files := map[string]string{} // path: the task its handoff says
+	for i, inProject := range []bool{false, false, true, true} {
+		task := fmt.Sprintf("task number %d", i)
+		h, err := e.WriteHandoff(ctx, session, HandoffRequest{Task: task, Trigger: "manual", Budget: handoff.DefaultBudget, Source: "cli", InProject: inProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, dup := files[h.Path]; dup || h.Path == squatter {
+			t.Errorf("handoff %d went to %s, a file already there", h.ID, h.Path)
+		}
+		files[h.Path] = task
+	}
+	// Two drafts a locked ledger leaves pending, of the same second.
+	for i := range 2 {
+		d, err := e.draftHandoff(ctx, s, store.Session{ID: session, Project: project}, nil, HandoffRequest{Task: fmt.Sprintf("pending %d", i), Budget: handoff.DefaultBudget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := deferHandoff(s.Path(), &d); err != nil {
+			t.Fatal(err)
+		}
+		drafts := pendingDrafts(s.Path(), session)
+		if len(drafts) != i+1 {
+			t.Fatalf("%d drafts pending, want %d", len(drafts), i+1)
+		}
+		p := drafts[i].Path
+		if _, dup := files[p]; dup || p == squatter {
+			t.Errorf("pending handoff %d went to %s, a file already there", i, p)
+		}
+		files[p] = fmt.Sprintf("pending %d", i)
+	}
+	if got, _ := os.ReadFile(squatter); string(got) != "the user's own notes\n" {
+		t.Errorf("%s was written over: %q", squatter, got)
+	}
+	rows, err := s.Handoffs(ctx, session, 0)
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d handoffs, %v", len(rows), err)
+	}
+	for _, r := range rows {
+		if files[r.Path] == "" {
+			t.Errorf("handoff %d names %s, not the file it wrote", r.ID, r.Path)
+		}
+	}
+	for p, task := range files {
+		if got, err := os.ReadFile(p); err != nil || !strings.Contains(string(got), task) {
+			t.Errorf("%s: %v, does not hold %q:\n%.300s", p, err, task, got)
+		}
 	}
 }

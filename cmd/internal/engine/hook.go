@@ -343,7 +343,7 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 		}
 	}
 	if written == "" {
-		if _, err := deferHandoff(st.Path(), d); err != nil {
+		if _, err := deferHandoff(st.Path(), &d); err != nil {
 			r.err = err
 			return
 		}

@@ -34,17 +34,24 @@ func pendingName(d handoffDraft) string {
 	return fmt.Sprintf("%s.%s.%d.%d.json", IDName(d.SessionID), d.Record.At.UTC().Format("20060102T150405Z"), time.Now().UnixNano(), os.Getpid())
 }
 
-// deferHandoff writes the draft's Markdown file and keeps the draft in
-// the pending folder, both owner-only and atomically.
-func deferHandoff(dbPath string, d handoffDraft) (string, error) {
-	if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
+// deferHandoff writes the draft's Markdown file (setting d.Path to where
+// it went: a name ledger chose is never a file's already) and keeps the
+// draft in the pending folder, both owner-only and atomically.
+func deferHandoff(dbPath string, d *handoffDraft) (string, error) {
+	if d.named {
+		p, err := writeNewFile(d.Path, []byte(d.Doc.Markdown))
+		if err != nil {
+			return "", fmt.Errorf("write handoff file: %w", err)
+		}
+		d.Path, d.named = p, false
+	} else if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
 		return "", fmt.Errorf("write handoff file: %w", err)
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(pendingDir(dbPath), pendingName(d))
+	p := filepath.Join(pendingDir(dbPath), pendingName(*d))
 	if err := writeFile(p, b); err != nil {
 		return "", fmt.Errorf("keep pending handoff: %w", err)
 	}
