@@ -16,6 +16,7 @@ func addSeeds(f *testing.F) {
 	for _, fx := range fixtures {
 		data := fixture(f, fx.file)
 		f.Add(data)
+		f.Add(append([]byte("\uFEFF"), data...)) // a byte order mark
 		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
 			f.Add(line)
 		}

@@ -138,12 +138,15 @@ func trimEOL(b []byte) []byte {
 	return bytes.TrimSuffix(b, []byte{'\r'})
 }
 
-// repair replaces invalid UTF-8 with U+FFFD and removes NUL bytes (which
-// no JSON text may hold raw, and which SQLite text handles badly). It
-// reports whether the line needed it.
+// repair drops a UTF-8 byte order mark the line starts with (an editor
+// saves one at the start of a file; no JSON text begins with it, and every
+// reader met its first record as invalid JSON), replaces invalid UTF-8
+// with U+FFFD and removes NUL bytes (which no JSON text may hold raw, and
+// which SQLite text handles badly). It reports whether the line needed it.
 func repair(line []byte) ([]byte, bool) {
+	line, bom := bytes.CutPrefix(line, []byte("\uFEFF"))
 	if utf8.Valid(line) && bytes.IndexByte(line, 0) < 0 {
-		return line, false
+		return line, bom
 	}
 	s := strings.ToValidUTF8(string(line), "\uFFFD")
 	s = strings.ReplaceAll(s, "\x00", "")

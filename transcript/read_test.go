@@ -938,3 +938,33 @@ func messageBlocks(r Record) []compact.Block {
 	}
 	return r.Message.Blocks
 }
+
+// TestBOM: a transcript that starts with a UTF-8 byte order mark (an
+// editor saved it so) is detected and read whole, its first record
+// included, in every format; only the offsets after the mark move.
+func TestBOM(t *testing.T) {
+	t.Parallel()
+	const bom = "\uFEFF"
+	for _, fx := range fixtures[:2] {
+		t.Run(fx.name, func(t *testing.T) {
+			data := fixture(t, fx.file)
+			marked := append([]byte(bom), data...)
+			if f, err := Detect(bytes.NewReader(marked)); err != nil || f != fx.format {
+				t.Errorf("Detect = %q, %v; want %q", f, err, fx.format)
+			}
+			want, wantRes, _ := readBytes(t, fx.format, data)
+			got, gotRes, _ := readBytes(t, fx.format, marked)
+			for i := range got {
+				if got[i].Offset > 0 {
+					got[i].Offset -= int64(len(bom))
+				}
+			}
+			if g, w := contentOf(t, got), contentOf(t, want); g != w {
+				t.Errorf("records differ:\n got %s\nwant %s", g, w)
+			}
+			if gotRes.End != int64(len(marked)) || gotRes.Lines != wantRes.Lines || gotRes.Skipped != wantRes.Skipped {
+				t.Errorf("result %+v, want %+v", gotRes, wantRes)
+			}
+		})
+	}
+}

@@ -425,3 +425,30 @@ func TestHandoffsOfOneSessionNeverShareAFile(t *testing.T) {
 		t.Errorf("%d handoffs left %d files holding %d of their tasks: %v", n, len(files), len(tasks), files)
 	}
 }
+
+// TestTranscriptWithBOMLosesNothing: a Claude Code transcript and a Codex
+// rollout that start with a UTF-8 byte order mark are ingested whole by
+// the built binary, their first record included.
+func TestTranscriptWithBOMLosesNothing(t *testing.T) {
+	t.Parallel()
+	for _, codex := range []bool{false, true} {
+		counts := map[bool]float64{}
+		for _, bom := range []bool{false, true} {
+			home := t.TempDir()
+			db := filepath.Join(home, "ledger.db")
+			path := filepath.Join(home, "in", "t.jsonl")
+			sampleAs(t, codex, path, filepath.Join(home, "src"), sampleSession)
+			if bom {
+				b, _ := os.ReadFile(path)
+				os.WriteFile(path, append([]byte("\uFEFF"), b...), 0o600)
+			}
+			if got := ingestBin(t, home, db, path); got.Messages == 0 {
+				t.Fatalf("codex %v, BOM %v: nothing ingested", codex, bom)
+			}
+			counts[bom] = sessionMessages(t, home, db)[sampleSession]
+		}
+		if counts[true] != counts[false] || counts[false] == 0 {
+			t.Errorf("codex %v: %v messages with the BOM, %v without", codex, counts[true], counts[false])
+		}
+	}
+}

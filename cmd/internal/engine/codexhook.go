@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,7 @@ func codexSessionMeta(path string) codexMeta {
 	if err != nil && len(line) == 0 {
 		return m
 	}
+	line = bytes.TrimPrefix(line, []byte("\uFEFF")) // a byte order mark, as transcript's readers drop it
 	var rec struct {
 		Type    string `json:"type"`
 		Payload struct {
