@@ -252,6 +252,99 @@ var contractCases = []contractCase{
 			}
 		}
 	}},
+	{"a message without a time", func(t *testing.T, s *Store) {
+		// A transcript line with no timestamp, or one that does not
+		// parse: its message is stored with its time unknown, and every
+		// search that finds it reads it back so (zero), beside one with a
+		// time, whichever order they come in.
+		ctx := context.Background()
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		for i, tm := range []time.Time{{}, at, {}} {
+			m := compact.Message{UUID: fmt.Sprint("u", i), SessionID: "t1", Role: compact.RoleUser, Time: tm,
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: fmt.Sprint("wombat number ", i, " 4x4")}}}
+			if _, err := w.AddMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"wombat", "wombat number", "wombat 4x4", "wombat nosuchword"} {
+			for _, o := range []SearchOptions{{}, {SessionID: "t1"}, {Kind: KindMessage}} {
+				o.Query = ParseQuery(q)
+				res, err := s.Search(ctx, o)
+				if err != nil {
+					t.Errorf("search %q %+v: %v", q, o, err)
+					continue
+				}
+				timed := 0
+				for _, h := range res.Hits {
+					switch {
+					case h.At.Equal(at):
+						timed++
+					case !h.At.IsZero():
+						t.Errorf("search %q: hit at %v, want %v or unknown", q, h.At, at)
+					}
+				}
+				if len(res.Hits) != 3 || timed != 1 {
+					t.Errorf("search %q %+v: %d hits, %d with the time; want 3, 1", q, o, len(res.Hits), timed)
+				}
+			}
+		}
+	}},
+	{"times the ledger cannot keep", func(t *testing.T, s *Store) {
+		// A compaction whose line has no time takes the time of the
+		// message before it, never year 1; a time of year 10000 (a valid
+		// RFC 3339 time with an offset past the year's end) is unknown,
+		// not written where no read gets it back; in a session with no
+		// time at all, the compaction gets the time it was read.
+		ctx := context.Background()
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		far := time.Date(9999, 12, 31, 23, 59, 0, 0, time.FixedZone("", -23*3600))
+		for i, tm := range []time.Time{at, far} {
+			m := compact.Message{UUID: fmt.Sprint("v", i), SessionID: "v1", Role: compact.RoleUser, Time: tm,
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: "platypus"}}}
+			if _, err := w.AddMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, b := range []compact.Boundary{compact.NewBoundary("v1", "vb", "auto", time.Time{}, 10, 0),
+			compact.NewBoundary("v2", "wb", "auto", far, 10, 0)} {
+			if _, err := w.AddBoundary(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("platypus")})
+		if err != nil || len(res.Hits) != 2 {
+			t.Fatalf("search: %+v, %v", res.Hits, err)
+		}
+		sess, err := s.Session(ctx, "v1")
+		if err != nil || !Time(sess.LastAt).Equal(at) {
+			t.Errorf("session v1 last at %v, %v; want %v", Time(sess.LastAt), err, at)
+		}
+		if _, err := s.Sessions(ctx, SessionFilter{}); err != nil {
+			t.Errorf("sessions: %v", err)
+		}
+		cs, err := s.Compactions(ctx, CompactionFilter{SessionID: "v1"})
+		if err != nil || len(cs) != 1 || !cs[0].At.Equal(at) {
+			t.Errorf("compactions of v1: %+v, %v; want one at %v", cs, err, at)
+		}
+		cs, err = s.Compactions(ctx, CompactionFilter{SessionID: "v2"})
+		if err != nil || len(cs) != 1 || time.Since(cs[0].At) > time.Hour {
+			t.Errorf("compactions of v2: %+v, %v; want one at about now", cs, err)
+		}
+	}},
 	{"newest matches of many", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		w, err := s.NewWriter(ctx, "codex")

@@ -231,7 +231,6 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 		return nil, err
 	}
 	for i := range hits {
-		hits[i].At = hits[i].At.UTC()
 		hits[i].Score = float64(len(terms))
 	}
 	if !scored || len(hits) == 0 {
@@ -248,10 +247,26 @@ func (s *Store) rank(ctx context.Context, ix searchIndex, o SearchOptions, match
 func (s *Store) newest(ctx context.Context, ix searchIndex, q query, n int) ([]Hit, error) {
 	// The LIMIT is written into the statement, not bound: SQLite prepares
 	// a statement again once a value bound to a LIMIT is known.
-	var hits []Hit
-	err := s.db.SelectContext(ctx, &hits, q.sql.String()+" ORDER BY "+ix.fts+".rowid DESC LIMIT "+strconv.Itoa(n), q.args...)
-	if err != nil {
+	return s.selectHits(ctx, q.sql.String()+" ORDER BY "+ix.fts+".rowid DESC LIMIT "+strconv.Itoa(n), q.args...)
+}
+
+// selectHits runs a statement of rank's shape and returns its hits, their
+// times in UTC. A message's time is NULL when its transcript line had none
+// that parses (unknown, not made up): its hit's At is then zero, which
+// every front door shows as unknown. Scanned into time.Time, one such row
+// failed the whole search.
+func (s *Store) selectHits(ctx context.Context, stmt string, args ...any) ([]Hit, error) {
+	var rows []struct {
+		Hit
+		At sql.NullTime `db:"at"` // the shallower field: sqlx scans "at" here
+	}
+	if err := s.db.SelectContext(ctx, &rows, stmt, args...); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	hits := make([]Hit, len(rows))
+	for i, r := range rows {
+		hits[i] = r.Hit
+		hits[i].At = Time(r.At)
 	}
 	return hits, nil
 }
@@ -267,10 +282,9 @@ func (s *Store) newest(ctx context.Context, ix searchIndex, q query, n int) ([]H
 // statement costs a query that matches often 0.5-1 ms in a new process,
 // which is why words without a digit go newest first at once.
 func (s *Store) newestOfFew(ctx context.Context, ix searchIndex, q query, n int) ([]Hit, error) {
-	var hits []Hit
-	err := s.db.SelectContext(ctx, &hits, q.sql.String()+" ORDER BY "+ix.fts+".rowid LIMIT "+strconv.Itoa(n+1), q.args...)
+	hits, err := s.selectHits(ctx, q.sql.String()+" ORDER BY "+ix.fts+".rowid LIMIT "+strconv.Itoa(n+1), q.args...)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, err
 	}
 	if len(hits) > n {
 		return s.newest(ctx, ix, q, n)

@@ -70,16 +70,15 @@ func (s *Store) rankPG(ctx context.Context, ix searchIndex, o SearchOptions, tsq
 		}
 		o.filters(&q, ix)
 		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
-		hits = hits[:0]
-		if err := s.db.SelectContext(ctx, &hits, q.sql.String(), q.args...); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+		var err error
+		if hits, err = s.selectHits(ctx, q.sql.String(), q.args...); err != nil {
+			return nil, err
 		}
 		if whole || len(hits) >= n {
 			break
 		}
 	}
 	for i := range hits {
-		hits[i].At = hits[i].At.UTC()
 		hits[i].Score = float64(len(terms))
 	}
 	if !scored || len(hits) == 0 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ type sessionState struct {
 	// usageLine is, per API response, the message of this transaction
 	// that holds the response's usage (its latest line).
 	usageLine map[string]int64
+	// lastTimed is the time of the latest message added (in file order)
+	// that had one: a compaction's without one (boundaryTime).
+	lastTimed time.Time
 }
 
 type writerStmts struct {
@@ -248,7 +252,7 @@ func merge(dst *string, v string) {
 }
 
 func (st *sessionState) see(t time.Time) {
-	if t.IsZero() {
+	if !storable(t) {
 		return
 	}
 	if st.started.IsZero() || t.Before(st.started) {
@@ -396,6 +400,9 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	w.counts.Messages++
 	w.counts.Redacted += p.redacted
 	st.see(m.Time)
+	if storable(m.Time) {
+		st.lastTimed = m.Time.UTC()
+	}
 	for _, b := range m.Blocks {
 		if b.Kind == compact.BlockToolUse {
 			st.toolCalls++
@@ -478,12 +485,22 @@ func usageArgs(u *compact.Usage) (in, cacheCreation, cacheRead, out any) {
 	return u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens
 }
 
-// nullTime is t in UTC, or NULL when zero.
+// nullTime is t in UTC, or NULL when it is not storable (unknown).
 func nullTime(t time.Time) any {
-	if t.IsZero() {
+	if !storable(t) {
 		return nil
 	}
 	return t.UTC()
+}
+
+// storable reports whether t is a time the ledger keeps: not zero (the
+// readers' unknown), and of a year both backends write and read back. A
+// transcript's valid RFC 3339 time can be of year 10000 in UTC
+// (9999-12-31T23:59:59-23:59): SQLite kept it as text no read parses, and
+// every search and listing that met the row failed.
+func storable(t time.Time) bool {
+	y := t.UTC().Year()
+	return !t.IsZero() && y >= 1 && y <= 9999
 }
 
 // positive is n, or NULL when it is not above 0 (unknown).
@@ -543,6 +560,11 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	}
 	st.see(b.Time)
 	at, pre, post := b.Time.UTC(), positive(b.PreTokens), positive(b.PostTokens)
+	if !storable(b.Time) {
+		if at, err = w.boundaryTime(ctx, st, b.SessionID); err != nil {
+			return false, err
+		}
+	}
 	// A PreCompact record of the same compaction: the session's, without a
 	// boundary yet, made for the same last message or else in the ten
 	// minutes before the boundary (or the minute after); the one with the
@@ -579,6 +601,26 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	st.pendingPost = st.pendingPost || post == nil
 	w.counts.Compactions++
 	return true, nil
+}
+
+// boundaryTime is the time of a compaction whose transcript line has none
+// the ledger can keep (compactions.at is never NULL, and year 1 sorted it
+// before everything and showed it so): that of the message before it, its
+// neighbour in the file, read in this transaction or stored before; in a
+// session with no time at all, now, when it was read.
+func (w *Writer) boundaryTime(ctx context.Context, st *sessionState, session string) (time.Time, error) {
+	if !st.lastTimed.IsZero() {
+		return st.lastTimed, nil
+	}
+	var at sql.NullTime
+	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = ? AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("compaction time: %w", err)
+	}
+	if at.Valid {
+		return at.Time.UTC(), nil
+	}
+	return time.Now().UTC(), nil
 }
 
 // SaveCursor records how far a file was read, to be committed with the

@@ -47,6 +47,7 @@ package transcript
 // gitBranch feed the session facts the reader emits when they change.
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -115,7 +116,9 @@ func decodeClaudeLine(data []byte, l *claudeLine) string {
 		case "sessionId":
 			str("sessionId", v, &l.SessionID)
 		case "timestamp":
-			str("timestamp", v, &l.Timestamp)
+			// Of another type than a string, the time is unknown; the
+			// record is still read.
+			l.Timestamp, _ = asString(v)
 		case "cwd":
 			str("cwd", v, &l.Cwd)
 		case "gitBranch":
@@ -460,7 +463,10 @@ func (p *claudeParser) boundary(l *claudeLine, data []byte) *compact.Boundary {
 	fieldsOf(l.CompactMetadata, func(k, v []byte) {
 		switch key(k) {
 		case "trigger":
-			trigger, _ = asString(v)
+			var ok bool
+			if trigger, ok = asString(v); !ok && json.Valid(v) && v[0] != '{' && v[0] != '[' {
+				trigger = string(v) // a number (or a boolean) as its text
+			}
 		case "preTokens":
 			if n, ok := asInt(v); ok {
 				pre = n

@@ -46,7 +46,7 @@ import (
 
 // codexLine is a rollout line.
 type codexLine struct {
-	Timestamp string        `json:"timestamp"`
+	Timestamp timeText      `json:"timestamp"`
 	Type      string        `json:"type"`
 	Payload   *codexPayload `json:"payload"`
 }
@@ -57,9 +57,9 @@ type codexPayload struct {
 	Type string `json:"type"`
 
 	// session_meta
-	ID        string `json:"id"`
-	Timestamp string `json:"timestamp"`
-	Cwd       string `json:"cwd"`
+	ID        string   `json:"id"`
+	Timestamp timeText `json:"timestamp"`
+	Cwd       string   `json:"cwd"`
 	Git       *struct {
 		Branch string `json:"branch"`
 	} `json:"git"`
@@ -159,7 +159,7 @@ func (p *codexParser) line(data []byte, lineNo int, off int64) (string, error) {
 		return "not a codex record", nil
 	}
 	pl := l.Payload
-	at := parseTime(l.Timestamp)
+	at := parseTime(string(l.Timestamp))
 	rec := Record{Line: lineNo, Offset: off}
 
 	switch l.Type {
@@ -167,7 +167,7 @@ func (p *codexParser) line(data []byte, lineNo int, off int64) (string, error) {
 		if pl.ID != "" {
 			p.st.SessionID = pl.ID
 		}
-		info := &SessionInfo{ID: p.st.SessionID, Project: pl.Cwd, Time: parseTime(pl.Timestamp)}
+		info := &SessionInfo{ID: p.st.SessionID, Project: pl.Cwd, Time: parseTime(string(pl.Timestamp))}
 		if info.Time.IsZero() {
 			info.Time = at
 		}

@@ -176,10 +176,26 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	// A valid time can fall past year 9999 in UTC (9999-12-31T23:59-23:00),
+	// where no backend keeps it: unknown too.
+	if y := t.UTC().Year(); err != nil || y < 1 || y > 9999 {
 		return time.Time{}
 	}
 	return t
+}
+
+// timeText is a line's timestamp field: its text when it is a JSON
+// string, else "" (the time unknown): a line whose timestamp is of
+// another type (a number of milliseconds) keeps its record.
+type timeText string
+
+func (t *timeText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		s = ""
+	}
+	*t = timeText(s)
+	return nil
 }
 
 // lineUUID is the uuid of a line that has none of its own: a hash of its

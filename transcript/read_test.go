@@ -968,3 +968,50 @@ func TestBOM(t *testing.T) {
 		})
 	}
 }
+
+// TestTimesAndTriggersAsTheyCome: a line whose timestamp is not a time
+// the ledger can keep (a number, a word, a valid RFC 3339 time past year
+// 9999 in UTC) keeps its record, with its time unknown (zero), in every
+// format; a compaction's numeric trigger is kept as its text.
+func TestTimesAndTriggersAsTheyCome(t *testing.T) {
+	t.Parallel()
+	claude := `{"type":"user","message":{"role":"user","content":"one"},"uuid":"u1","timestamp":1767323045000,"sessionId":"s1"}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"two"}]},"uuid":"u2","parentUuid":"u1","timestamp":"9999-12-31T23:59:59-23:59","sessionId":"s1"}
+{"type":"user","message":{"role":"user","content":"three"},"uuid":"u3","parentUuid":"u2","timestamp":"yesterday","sessionId":"s1"}
+{"type":"user","message":{"role":"user","content":"four"},"uuid":"u4","parentUuid":"u3","timestamp":"2026-01-02T03:04:05Z","sessionId":"s1"}
+{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"u4","sessionId":"s1","timestamp":{"ms":1},"compactMetadata":{"trigger":2,"preTokens":100}}
+{"type":"system","subtype":"compact_boundary","uuid":"b2","parentUuid":null,"logicalParentUuid":"u4","sessionId":"s1","compactMetadata":{"trigger":"auto","preTokens":100}}
+`
+	codex := `{"timestamp":12,"type":"session_meta","payload":{"id":"s2","timestamp":12}}
+{"timestamp":"9999-12-31T23:59:59-23:59","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}}
+{"timestamp":true,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"two"}]}}
+{"timestamp":"2026-01-02T03:04:05Z","type":"compacted","payload":{"message":""}}
+`
+	for _, tc := range []struct {
+		format   Format
+		data     string
+		messages int
+		triggers string
+	}{{FormatClaude, claude, 4, "2,auto"}, {FormatCodex, codex, 2, "auto"}} {
+		recs, res, _ := readBytes(t, tc.format, []byte(tc.data))
+		var messages int
+		var triggers []string
+		for _, r := range recs {
+			if m := r.Message; m != nil {
+				messages++
+				if want := m.Blocks[0].Text == "four"; m.Time.IsZero() == want {
+					t.Errorf("%s: message %q at %v", tc.format, m.Text(), m.Time)
+				}
+			}
+			if b := r.Boundary; b != nil {
+				triggers = append(triggers, b.Trigger)
+				if !b.Time.IsZero() && b.Time.Year() != 2026 {
+					t.Errorf("%s: boundary at %v", tc.format, b.Time)
+				}
+			}
+		}
+		if messages != tc.messages || strings.Join(triggers, ",") != tc.triggers || res.Skipped != 0 {
+			t.Errorf("%s: %d messages, triggers %v, %d skipped %v; want %d, %s, none", tc.format, messages, triggers, res.Skipped, res.Skips, tc.messages, tc.triggers)
+		}
+	}
+}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -450,5 +454,88 @@ func TestTranscriptWithBOMLosesNothing(t *testing.T) {
 		if counts[true] != counts[false] || counts[false] == 0 {
 			t.Errorf("codex %v: %v messages with the BOM, %v without", codex, counts[true], counts[false])
 		}
+	}
+}
+
+// TestRecordsWithoutTimesReadBack: a transcript whose lines carry no
+// timestamp, a word, a number, or a valid time past year 9999 in UTC, and
+// a compaction with a numeric trigger and no time, is read whole; search
+// (the command, the MCP tool and the web view), sessions and audit answer,
+// the records' times unknown or their neighbours', never year 1.
+func TestRecordsWithoutTimesReadBack(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "src", "app")
+	const id = "5e55a1d0-0000-4000-8000-000000000026"
+	line := func(uuid, parent, role, text, ts string) string {
+		if ts != "" {
+			ts = `,"timestamp":` + ts
+		}
+		return `{"type":"` + role + `","message":{"role":"` + role + `","content":[{"type":"text","text":"` + text + `"}]},"uuid":"` + uuid +
+			`","parentUuid":"` + parent + `","sessionId":"` + id + `","cwd":"` + project + `"` + ts + "}\n"
+	}
+	transcript := line("u1", "", "user", "wombat one", `"2026-01-02T03:04:05Z"`) +
+		line("u2", "u1", "assistant", "wombat two", "") +
+		line("u3", "u2", "user", "wombat three", `"yesterday"`) +
+		line("u4", "u3", "assistant", "wombat four", `1767323045000`) +
+		line("u5", "u4", "user", "wombat five", `"9999-12-31T23:59:59-23:59"`) +
+		`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"u5","sessionId":"` + id +
+		`","compactMetadata":{"trigger":2,"preTokens":1000}}` + "\n"
+	path := filepath.Join(home, "in", id+".jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(transcript), 0o600)
+	if got := ingestBin(t, home, db, path); got.Messages != 5 || got.Compactions != 1 {
+		t.Fatalf("ingest: %+v, want 5 messages and 1 compaction", got)
+	}
+	r := runBin(t, home, "", "--db", db, "search", "wombat", "--json")
+	var hits []struct {
+		At *string `json:"at"`
+	}
+	decodeJSON(t, r.stdout, &hits)
+	timed := 0
+	for _, h := range hits {
+		if h.At != nil {
+			timed++
+		}
+	}
+	if r.code != 0 || len(hits) != 5 || timed != 1 {
+		t.Errorf("search: exit %d, %d hits, %d with a time; want 5, 1: %s %s", r.code, len(hits), timed, r.stdout, r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", db, "sessions"); r.code != 0 || !strings.Contains(r.stdout, "2026-01-02") {
+		t.Errorf("sessions: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	var rows []struct {
+		At      string `json:"at"`
+		Trigger string `json:"trigger"`
+	}
+	decodeJSON(t, runBin(t, home, "", "--db", db, "audit", "--json").stdout, &rows)
+	if len(rows) != 1 || rows[0].Trigger != "2" || !strings.HasPrefix(rows[0].At, "2026-01-02T03:04:05") {
+		t.Errorf("audit: %+v; want trigger 2 at the time of the message before it", rows)
+	}
+
+	// The MCP server's search tool.
+	c := startMCP(t, home, "--db", db, "mcp")
+	if res, text, _ := c.call("search", map[string]any{"query": "wombat"}); res.IsError || strings.Count(text, "wombat") < 5 {
+		t.Errorf("mcp search: %s", text)
+	}
+	// The web view's search page.
+	cmd := exec.Command(ledgerBin, "--db", db, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	first, _ := bufio.NewReader(stdout).ReadString('\n')
+	base := regexp.MustCompile(`http://[^/]+/`).FindString(first)
+	resp, err := http.Get(base + "search?q=wombat")
+	if err != nil {
+		t.Fatalf("GET search: %v (%q)", err, first)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Count(string(body), "wombat") < 5 {
+		t.Errorf("web search: %d\n%.500s", resp.StatusCode, body)
 	}
 }
