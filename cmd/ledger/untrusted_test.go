@@ -539,3 +539,31 @@ func TestRecordsWithoutTimesReadBack(t *testing.T) {
 		t.Errorf("web search: %d\n%.500s", resp.StatusCode, body)
 	}
 }
+
+// TestHandoffToTakesNoIDForAFlag: the command line handoff --to prints
+// for a session whose id looks like a flag (--cpuprofile=FILE, which would
+// write FILE) gives the id as the session, and writes nothing.
+func TestHandoffToTakesNoIDForAFlag(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	victim := filepath.Join(home, "victim")
+	id := "--cpuprofile=" + victim
+	path := filepath.Join(home, "in", "t.jsonl")
+	sampleAs(t, false, path, filepath.Join(home, "src"), id)
+	ingestBin(t, home, db, path)
+	r := runBin(t, home, "", "--db", db, "handoff", "--to", "codex", "--", id)
+	if r.code != 0 {
+		t.Fatalf("handoff --to: exit %d: %s", r.code, r.stderr)
+	}
+	bin := filepath.Join(home, "bin")
+	os.MkdirAll(bin, 0o700)
+	os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\nprintf '%s' \"$1\"\n"), 0o700)
+	os.MkdirAll(filepath.Join(home, "src"), 0o700)
+	sh := exec.Command("sh", "-c", strings.TrimSpace(r.stdout))
+	sh.Env = []string{"HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH")}
+	out, err := sh.Output()
+	if _, serr := os.Stat(victim); serr == nil || err != nil || !strings.HasPrefix(string(out), "Carry on the work of a Claude Code session") {
+		t.Errorf("the printed command (%s) wrote %s (%v), or gave codex %.200q (%v)", r.stdout, victim, serr, out, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // CodexHooksPath is Codex's hooks.json of a scope: "user" (hooks.json in
@@ -52,7 +53,13 @@ func UninstallCodexHooks(doc []byte) ([]byte, error) {
 // its first prompt, which the ledger binary at exe prints (`resume --for`,
 // after flags such as --db).
 func AgentStartCommand(agent, exe, session, project string, flags ...string) string {
-	resume := LedgerCommand(exe, flags...) + " resume --for " + agent + " " + shellQuote(session)
+	arg := shellQuote(session)
+	if strings.HasPrefix(session, "-") {
+		// An id from a transcript is never taken for a flag
+		// (--cpuprofile=FILE would write FILE).
+		arg = "-- " + arg
+	}
+	resume := LedgerCommand(exe, flags...) + " resume --for " + agent + " " + arg
 	line := agent + ` "$(` + resume + `)"`
 	if project != "" {
 		line = "cd " + shellQuote(project) + " && " + line
