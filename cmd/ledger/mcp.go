@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/agentconfig"
@@ -72,7 +70,7 @@ func runMCP(ctx context.Context, app *App, opts *mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(app.Stdin), Writer: nopWriteCloser{app.Stdout}})
+	return srv.Run(ctx, mcpserver.Stdio(app.Stdin, app.Stdout, app.Stderr))
 }
 
 // openReadOnlyStore opens the database so that SQLite refuses every write.
@@ -83,10 +81,6 @@ func (a *App) openReadOnlyStore(ctx context.Context) (*store.Store, error) {
 	}
 	return store.Open(ctx, path, append(a.serverOptions(path), store.ReadOnly())...)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 type mcpInstallOptions struct {
 	Install bool

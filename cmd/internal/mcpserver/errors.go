@@ -40,6 +40,7 @@ func (s *Server) toolErr(tool string, err error) error {
 	var amb *store.AmbiguousError
 	var ns errNoSession
 	var np errNoProjectSession
+	var ro *store.ReadOnlyError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -51,7 +52,9 @@ func (s *Server) toolErr(tool string, err error) error {
 		return &toolError{msg: fmt.Sprintf("no %s in the ledger. Call the sessions tool to list the sessions it holds (pass a full id or a unique prefix of one); a session the ledger has not seen yet appears once its transcript is ingested (ledger's hooks, or `ledger ingest`).", sessionName("", ns.arg))}
 	case errors.As(err, &np):
 		return &toolError{msg: fmt.Sprintf("the ledger has no session of project %s yet. Call the sessions tool without a project to list every session it holds; a project's sessions appear once their transcripts are ingested (ledger's hooks, or `ledger ingest ~/.claude/projects ~/.codex/sessions`).", np.project)}
+	case errors.As(err, &ro):
+		return &toolError{msg: fmt.Sprintf("the ledger is read-only for this server (%v): the %s tool writes to it, so it cannot run here; the other tools read the ledger as it is.", ro.Err, tool)}
 	}
-	s.log.Error("tool failed", "tool", tool, "err", err)
+	s.log.Error("tool failed", "tool", tool, "err", clip(err.Error(), 2000))
 	return &toolError{msg: fmt.Sprintf("ledger's %s tool could not answer: the ledger's database failed (details on the server's stderr). Try again; if it keeps failing, run `ledger doctor`.", tool)}
 }

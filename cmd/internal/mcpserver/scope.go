@@ -69,7 +69,7 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 	sess, err := s.read.LatestProjectSession(ctx, dir, "")
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			s.log.Warn("find the project's latest session", "project", dir, "err", err)
+			s.log.Warn("find the project's latest session", "project", clip(dir, maxLogged), "err", err)
 		}
 		return ""
 	}
@@ -81,6 +81,9 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 // database busy past its retries) is logged and becomes a warning line:
 // the tool still answers from what the ledger holds.
 func (s *Server) ingest(ctx context.Context, sessionID string) string {
+	if s.readOnly {
+		return "(the ledger is read-only for this server: what is new in the transcripts since it was last written is not in this answer)\n"
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := s.write.IngestSession(ctx, sessionID); err != nil {

@@ -60,11 +60,18 @@ type Server struct {
 	// schemas are the tools' input schemas, by name, to explain bad
 	// arguments with.
 	schemas map[string]*jsonschema.Schema
+	// readOnly is set when the ledger turned out to be one this process
+	// cannot write: the tools then read it as it is.
+	readOnly bool
 	// mu runs one tool call at a time: the engines open their stores on
 	// first use and are not made for concurrent calls, and a model's
 	// parallel calls cost a few milliseconds each.
 	mu sync.Mutex
 }
+
+// maxLogged is the most characters of one value the server logs: the
+// SDK's reports quote the arguments, which may be long.
+const maxLogged = 500
 
 // instructions is what the server tells a client about itself at
 // initialization: most clients show it to the model.
@@ -88,10 +95,15 @@ func New(c Config) (*Server, error) {
 	s := &Server{write: c.Writer, project: c.Project, max: c.MaxChars, log: log, schemas: map[string]*jsonschema.Schema{}}
 	// The reader opens the database read-write once first (through the
 	// writer), so that a new ledger is created and an old one migrated: a
-	// read-only store does neither.
+	// read-only store does neither. A ledger this process cannot write
+	// (another user's, a read-only mount) is read as it is, as the read
+	// commands do.
 	s.read = engine.New(func(ctx context.Context) (*store.Store, error) {
 		if _, err := s.write.Store(ctx); err != nil {
-			return nil, err
+			if !errors.As(err, new(*store.ReadOnlyError)) {
+				return nil, err
+			}
+			s.readOnly = true
 		}
 		return c.OpenReader(ctx)
 	}, engine.Options{})
@@ -144,7 +156,13 @@ func tool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		text, out, err := h(ctx, in)
 		if err != nil {
 			var zero Out
-			return nil, zero, s.toolErr(t.Name, err)
+			// An error keeps to the cap as a result does, whatever it
+			// repeats of the arguments.
+			err = s.toolErr(t.Name, err)
+			if msg := err.Error(); chars(msg) > s.max {
+				err = &toolError{msg: clip(msg, s.max)}
+			}
+			return nil, zero, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
 	})
@@ -187,7 +205,7 @@ func (s *Server) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			detail = r.GetError().Error()
 		}
 		msg := argumentError(name, detail, s.schemas[name])
-		s.log.Warn("bad tool arguments", "tool", name, "detail", detail)
+		s.log.Warn("bad tool arguments", "tool", name, "detail", clip(detail, maxLogged))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}, nil
 	}
 }

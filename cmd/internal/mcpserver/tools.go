@@ -94,7 +94,23 @@ const (
 	sessionsDefault, sessionsMax = 20, 1000
 	maxNote                      = 2000
 	maxBudget                    = 20000
+	// The texts a tool may repeat in its answer are bounded (and so is
+	// what a bad one costs the log): a session id or prefix, a project
+	// folder (PATH_MAX), a time or a cursor.
+	maxSessionArg = 256
+	maxProjectArg = 4096
+	maxShortArg   = 64
 )
+
+// bounded gives each free-text argument of a tool's input its length
+// limit.
+func bounded(p map[string]*jsonschema.Schema) {
+	for name, lim := range map[string]int{"session": maxSessionArg, "project": maxProjectArg, "since": maxShortArg, "cursor": maxShortArg} {
+		if p[name] != nil {
+			length(0, lim)(p[name])
+		}
+	}
+}
 
 // inputSchema is T's inferred schema with set applied to its properties.
 func inputSchema[T any](set func(p map[string]*jsonschema.Schema)) *jsonschema.Schema {
@@ -150,28 +166,32 @@ func readOnly(title string) *mcp.ToolAnnotations {
 func (s *Server) addTools() {
 	tool(s, &mcp.Tool{Name: "search", Description: searchDesc, Annotations: readOnly("Search past sessions"),
 		InputSchema: inputSchema[SearchIn](func(p map[string]*jsonschema.Schema) {
+			bounded(p)
 			length(1, 1000)(p["query"])
 			oneOf(store.KindMessage, store.KindHandoff, store.KindCompaction, store.KindNote)(p["kind"])
 			intRange(searchDefault, 1, searchMax)(p["limit"])
 		})}, s.search)
 	tool(s, &mcp.Tool{Name: "sessions", Description: sessionsDesc, Annotations: readOnly("List sessions"),
 		InputSchema: inputSchema[SessionsIn](func(p map[string]*jsonschema.Schema) {
+			bounded(p)
 			intRange(sessionsDefault, 1, sessionsMax)(p["limit"])
 		})}, s.sessions)
 	tool(s, &mcp.Tool{Name: "resume", Description: resumeDesc, Annotations: readOnly("Resume a session's context"),
 		InputSchema: inputSchema[ResumeIn](func(p map[string]*jsonschema.Schema) {
+			bounded(p)
 			intRange(handoff.DefaultResumeBudget, handoff.MinBudget, maxBudget)(p["budget"])
 		})}, s.resume)
 	tool(s, &mcp.Tool{Name: "handoff", Description: handoffDesc, Annotations: readOnly("Latest handoff of a session"),
-		InputSchema: inputSchema[HandoffIn](func(map[string]*jsonschema.Schema) {})}, s.handoff)
+		InputSchema: inputSchema[HandoffIn](bounded)}, s.handoff)
 	tool(s, &mcp.Tool{Name: "audit", Description: auditDesc, Annotations: readOnly("Compaction history"),
-		InputSchema: inputSchema[AuditIn](func(map[string]*jsonschema.Schema) {})}, s.audit)
+		InputSchema: inputSchema[AuditIn](bounded)}, s.audit)
 	tool(s, &mcp.Tool{Name: "meter", Description: meterDesc, Annotations: readOnly("Context in use"),
-		InputSchema: inputSchema[MeterIn](func(map[string]*jsonschema.Schema) {})}, s.meter)
+		InputSchema: inputSchema[MeterIn](bounded)}, s.meter)
 	f := false
 	tool(s, &mcp.Tool{Name: "note", Description: noteDesc,
 		Annotations: &mcp.ToolAnnotations{Title: "Record a note for the next handoff", DestructiveHint: &f, OpenWorldHint: &f},
 		InputSchema: inputSchema[NoteIn](func(p map[string]*jsonschema.Schema) {
+			bounded(p)
 			oneOf(handoff.NoteDecision, handoff.NoteNext, handoff.NoteBlocker)(p["kind"])
 			length(1, maxNote)(p["text"])
 		})}, s.note)
