@@ -167,7 +167,7 @@ func (s *Server) addTools() {
 	tool(s, &mcp.Tool{Name: "search", Description: searchDesc, Annotations: readOnly("Search past sessions"),
 		InputSchema: inputSchema[SearchIn](func(p map[string]*jsonschema.Schema) {
 			bounded(p)
-			length(1, 1000)(p["query"])
+			length(1, engine.MaxQuery)(p["query"])
 			oneOf(store.KindMessage, store.KindHandoff, store.KindCompaction, store.KindNote)(p["kind"])
 			intRange(searchDefault, 1, searchMax)(p["limit"])
 		})}, s.search)

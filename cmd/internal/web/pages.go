@@ -49,6 +49,17 @@ func intParam(q url.Values, name string, def int) (int, error) {
 	return n, nil
 }
 
+// maxPage bounds page numbers, so that a page's offset (the number times
+// the page size) cannot overflow: no ledger has that many pages.
+const maxPage = 1 << 30
+
+// pageParam reads the page parameter: a page number from 0. Whether the
+// page exists is the view's to say (a 400 that says how many there are).
+func pageParam(q url.Values) (int, error) {
+	p, err := intParam(q, "page", 0)
+	return min(p, maxPage), err
+}
+
 // timeParam reads an optional time parameter as the command line reads
 // --since and --until.
 func timeParam(q url.Values, name string) (time.Time, error) {
@@ -128,13 +139,16 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		if f.Until, err = timeParam(q, "until"); err != nil {
 			return err
 		}
-		if d.Page, err = intParam(q, "page", 0); err != nil {
+		if d.Page, err = pageParam(q); err != nil {
 			return err
 		}
 		f.Offset = d.Page * sessionsPerPage
 		list, err := s.e.ListSessions(r.Context(), f)
 		if err != nil {
 			return err
+		}
+		if d.Page > 0 && len(list.Sessions) == 0 {
+			return badf("page %s: past the last page of sessions (pages count from 0)", q.Get("page"))
 		}
 		for _, x := range list.Sessions {
 			row := sessionRow{ID: x.ID, Short: engine.ShortID(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
@@ -190,7 +204,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	arg := r.PathValue("id")
 	var d sessionData
 	err := func() error {
-		p, err := intParam(r.URL.Query(), "page", 0)
+		p, err := pageParam(r.URL.Query())
 		if err != nil {
 			return err
 		}
@@ -208,7 +222,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		d.Plot = contextPlot(tl)
 		d.Pages = int(max(tl.LastSeq, 0))/messagesPerPage + 1
 		if p >= d.Pages {
-			return badf("page %d: the session has %d page(s) of %d messages (pages count from 0)", p, d.Pages, messagesPerPage)
+			return badf("page %s: the session has %d page(s) of %d messages (pages count from 0)", r.URL.Query().Get("page"), d.Pages, messagesPerPage)
 		}
 		d.Page = p
 		st, err := s.e.Store(r.Context())
@@ -420,6 +434,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		if err := engine.CheckSearch(d.Kind, d.Role, limit); err != nil {
 			return badRequest{err.Error()}
 		}
+		if err := engine.CheckQuery(d.Q); err != nil {
+			return badRequest{err.Error()}
+		}
 		req := engine.SearchRequest{Text: d.Q, Session: d.Session}
 		req.Kind, req.Role, req.Limit, req.Project = d.Kind, d.Role, limit, d.Project
 		if req.Since, err = timeParam(q, "since"); err != nil {
@@ -505,7 +522,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		p, err := intParam(q, "page", 0)
+		p, err := pageParam(q)
 		if err != nil {
 			return err
 		}
@@ -514,8 +531,8 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 			return err
 		}
 		d.Count = len(all)
-		if p > 0 && p*auditPerPage >= len(all) {
-			return badf("page %d: %d compactions make %d page(s) (pages count from 0)", p, len(all), (len(all)+auditPerPage-1)/auditPerPage)
+		if pages := (len(all) + auditPerPage - 1) / auditPerPage; p > 0 && p >= pages {
+			return badf("page %s: %d compactions make %d page(s) (pages count from 0)", q.Get("page"), len(all), pages)
 		}
 		for i := len(all) - 1 - p*auditPerPage; i >= 0 && i >= len(all)-(p+1)*auditPerPage; i-- {
 			d.Rows = append(d.Rows, all[i])

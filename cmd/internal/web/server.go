@@ -86,7 +86,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"127.0.0.1, ::1 and localhost only (--allow-remote to serve others)", r.Host))
 		return
 	}
+	if why := crossSite(r); why != "" {
+		s.fail(w, r, http.StatusForbidden, errors.New(why))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// crossSite says why a request is one another site made the browser send,
+// or "". The Host check does not catch those: a page elsewhere can make
+// the browser send a request to 127.0.0.1 (an image, a no-cors fetch, a
+// link) that carries Host 127.0.0.1. It cannot read the answer, but the
+// request still runs (a search costs CPU) and could act on the ledger. So
+// only what the user opens (Sec-Fetch-Site none: the address bar, a
+// bookmark) and what the server's own pages ask for (same-origin) are
+// served; same-site is refused too, another port of localhost being
+// another program's. Clients that send no fetch metadata (curl, older
+// browsers) are judged by their Origin, when they send one.
+func crossSite(r *http.Request) string {
+	const why = "this request comes from another site (%s): ledger serve answers only what is opened in the browser's address bar or asked by its own pages"
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "", "none", "same-origin":
+	default:
+		return fmt.Sprintf(why, "Sec-Fetch-Site: "+site)
+	}
+	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, "http://"+r.Host) {
+		return fmt.Sprintf(why, "Origin: "+o)
+	}
+	return ""
 }
 
 // loopbackHost tells whether a Host header names this machine's loopback.

@@ -109,7 +109,7 @@ func TestPages(t *testing.T) {
 		{"GET", "/sessions?agent=codex", 200, []string{sampleCodex}, []string{sampleClaude[:8]}},
 		{"GET", "/sessions?project=/home/dev/src/webapp", 200, []string{webSession[:8]}, []string{sampleCodex}},
 		{"GET", "/sessions?since=2026-03-04&until=2026-03-06", 200, []string{webSession[:8]}, []string{sampleClaude[:8]}},
-		{"GET", "/sessions?page=1", 200, []string{"No sessions", `rel="prev"`}, nil},
+		{"GET", "/sessions?page=1", 400, []string{"page 1: past the last page of sessions"}, nil},
 		{"GET", "/sessions?agent=gemini", 400, []string{`agent &#34;gemini&#34;: want claude or codex`}, nil},
 		{"GET", "/sessions?since=last+tuesday", 400, []string{"since &#34;last tuesday&#34;: want a date"}, nil},
 		{"GET", "/sessions?page=-1", 400, []string{"page &#34;-1&#34;: want a whole number"}, nil},
