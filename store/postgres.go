@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,39 @@ import (
 func IsURL(db string) bool {
 	lower := strings.ToLower(db)
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
+}
+
+// NotLedgerError is a database location that is not, and cannot become, a
+// ledger: a URL of a kind ledger does not take, a blank value, a folder, a
+// file that is no SQLite database, or a SQLite database of something else.
+// Nothing is created or changed there.
+type NotLedgerError struct {
+	Location string // as given: quoted when it is no path
+	Why      string
+}
+
+func (e *NotLedgerError) Error() string { return e.Location + " " + e.Why }
+
+// urlLike matches a value that starts with a URL scheme of two letters or
+// more (a Windows drive, C:, has one).
+var urlLike = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+
+// CheckLocation says what is wrong with a database location (--db,
+// $LEDGER_DB) before anything is opened, or nil: a PostgreSQL URL, or any
+// other value that does not look like a URL, is a SQLite path. A URL of
+// another kind (mysql://, sqlite://, file:, postgres:/x with one slash)
+// would otherwise become a SQLite file of that name in the working folder.
+func CheckLocation(db string) error {
+	switch {
+	case IsURL(db):
+		return nil
+	case strings.TrimSpace(db) == "":
+		return &NotLedgerError{Location: strconv.Quote(db), Why: "is blank: give a SQLite file's path or a postgres:// URL"}
+	case urlLike.MatchString(db):
+		return &NotLedgerError{Location: strconv.Quote(db), Why: "is not a postgres:// or postgresql:// URL, and ledger takes no other kind: " +
+			"give a PostgreSQL URL, or a SQLite file's path (./" + db + " for a file whose name has a colon)"}
+	}
+	return nil
 }
 
 // WithLocalPath gives a PostgreSQL store the path Path returns: where the

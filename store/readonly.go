@@ -95,6 +95,9 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 	if IsURL(path) {
 		return Open(ctx, path, append(opts, ReadOnly())...)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return Open(ctx, path, opts...)
 	}
@@ -105,7 +108,7 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 	have, want, err := s.connectReadOnly(ctx)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, notADatabase(path, err)
 	case have == want:
 		return s, nil
 	case have > want:
@@ -140,7 +143,7 @@ func openReadOnly(ctx context.Context, s *Store) (*Store, error) {
 		err = newerSchema(s.path, have, want)
 	}
 	if err != nil {
-		return nil, err
+		return nil, notADatabase(s.path, err)
 	}
 	return s, nil
 }

@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,8 +106,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.pg, s.url, s.path = true, path, s.localPath
 		return openPostgres(ctx, s)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	if s.readOnly {
 		return openReadOnly(ctx, s)
+	}
+	if err := checkExisting(ctx, path); err != nil {
+		return nil, err
 	}
 	if err := createFile(path); err != nil {
 		return nil, err
@@ -115,9 +124,75 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// and to migrate it; the loser may be told "busy" past busy_timeout.
 	if err := Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
-		return nil, readOnlyOpenError(path, err)
+		return nil, notADatabase(path, readOnlyOpenError(path, err))
 	}
 	return s, nil
+}
+
+// checkFile refuses a SQLite location that cannot be a ledger file: a
+// bad location (CheckLocation), or a folder (SQLite's own word for that is
+// "disk I/O error").
+func checkFile(path string) error {
+	if err := CheckLocation(path); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return &NotLedgerError{Location: path, Why: "is a folder, not a ledger file: give a file's path (" + filepath.Join(path, "ledger.db") + ", say)"}
+	}
+	return nil
+}
+
+// notADatabase is err, or a NotLedgerError when it is SQLite finding that
+// the file is no database (SQLITE_NOTADB).
+func notADatabase(path string, err error) error {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == 26 {
+		return &NotLedgerError{Location: path, Why: "is not a SQLite database: give a ledger's path, or that of a file to create"}
+	}
+	return err
+}
+
+// checkExisting refuses an existing file that is not a ledger, before
+// anything is written to it (the DSN's journal_mode pragma alone rewrites
+// the header): a file that is no SQLite database, or a SQLite database
+// with tables of its own and no ledger schema, which migrating would fill
+// with ledger's tables. A ledger that carries its schema version mark in
+// its header (every ledger once opened by this version) passes on one
+// read of 100 bytes; any other file is asked on a read-only connection.
+// A new ledger is empty, or has goose's table (another process is
+// migrating it right now).
+func checkExisting(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing: created; unreadable: the open says so
+	}
+	var h [100]byte
+	n, _ := io.ReadFull(f, h[:])
+	f.Close()
+	if n == 0 || n == len(h) && string(h[:16]) == "SQLite format 3\x00" && binary.BigEndian.Uint32(h[60:]) > 0 {
+		return nil
+	}
+	db, err := sqlx.Open("sqlite", readDSN(path, false))
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	var tables []string
+	if err := db.SelectContext(ctx, &tables, `SELECT name FROM sqlite_master
+		WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name`); err != nil {
+		if nl := notADatabase(path, err); nl != err {
+			return nl
+		}
+		return nil // the open that follows says what is wrong
+	}
+	if len(tables) == 0 || slices.Contains(tables, "goose_db_version") {
+		return nil
+	}
+	if len(tables) > 5 {
+		tables = append(tables[:5], "…")
+	}
+	return &NotLedgerError{Location: path, Why: fmt.Sprintf("is a SQLite database but not a ledger (it has tables of its own: %s): "+
+		"ledger leaves it as it is; give the ledger a file of its own", strings.Join(tables, ", "))}
 }
 
 // createFile makes the database's folder and file owner-only before SQLite

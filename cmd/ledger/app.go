@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -70,9 +71,24 @@ func lessGC() (restore func()) {
 // (engine.DBPath).
 func (a *App) DBPath() (string, error) {
 	if a.dbFlag != "" {
-		return a.dbFlag, nil
+		return a.dbFlag, checkDB("--db", a.dbFlag)
+	}
+	if env := a.Getenv("LEDGER_DB"); env != "" {
+		return env, checkDB("$LEDGER_DB", env)
 	}
 	return engine.DBPath(a.Getenv)
+}
+
+// checkDB says, as a usage error, what is wrong with a database location
+// the user gave (by name: --db or $LEDGER_DB) before anything opens it.
+func checkDB(name, db string) error {
+	if err := store.CheckLocation(db); err != nil {
+		return usagef("%s %w", name, err)
+	}
+	if fi, err := os.Stat(db); err == nil && fi.IsDir() && !store.IsURL(db) {
+		return usagef("%s %s is a folder, not a ledger file: give a file's path (%s, say)", name, db, filepath.Join(db, "ledger.db"))
+	}
+	return nil
 }
 
 // serverOptions are the options a store on a PostgreSQL server needs
@@ -177,7 +193,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, new(*store.NotLedgerError)):
+		// A database that is not a ledger is a bad --db value.
 		return exitUsage
 	case errors.As(err, new(engine.BlockError)):
 		return exitBlock
@@ -260,6 +277,14 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			// A bad --db is refused before a command uses it, or writes it
+			// into an agent's configuration (install); the hook and the
+			// status line find out when they open it, and fail open.
+			if name := cmd.Name(); app.dbFlag != "" && name != "hook" && name != "statusline" {
+				if err := checkDB("--db", app.dbFlag); err != nil {
+					return err
+				}
+			}
 			if app.cpuProfile == "" {
 				return nil
 			}

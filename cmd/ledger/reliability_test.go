@@ -722,7 +722,7 @@ func TestHookBadInput(t *testing.T) {
 		{"no event", `{"session_id":"s"}`, db, "hook input has no hook_event_name"},
 		{"no transcript_path", stop(""), db, "Stop: hook input has no transcript_path"},
 		{"database folder is a file", stop(`,"transcript_path":"/x.jsonl"`), filepath.Join(notDir, "l.db"), "create database folder"},
-		{"database is not a database", stop(`,"transcript_path":"/x.jsonl"`), garbage, "file is not a database"},
+		{"database is not a database", stop(`,"transcript_path":"/x.jsonl"`), garbage, "is not a SQLite database"},
 	}
 	log := filepath.Join(home, ".state", "ledger", "hook.log")
 	for i, tc := range tests {
