@@ -4,10 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
@@ -35,29 +40,162 @@ func (pgDriver) Open(name string) (driver.Conn, error) {
 	return c.Connect(context.Background())
 }
 
-func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
-	c, err := stdlib.GetDefaultDriver().(driver.DriverContext).OpenConnector(name)
-	if err != nil {
-		return nil, err
-	}
-	return pgConnector{c}, nil
+// A server that accepts a connection and never answers, or stops
+// answering after the connection is made, must not hang ledger: a hook,
+// an MCP tool call, a command. So every connection attempt ends after its
+// connect_timeout (default 10 s, covering the dial, TLS, the startup and
+// authentication), and every round trip after it (a statement and the
+// reading of its rows, a begin, a commit, a ping) ends after the
+// server's statement_timeout (default 60 s, which the server applies to
+// statements that run too long) and answerGrace more, when the server has
+// said nothing: a statement's context then ends, pgx closes the
+// connection, and the error says the server did not answer. TCP
+// keepalives (every 15 s) find a peer that is gone while a connection
+// waits. Both timeouts are the URL's, as libpq reads them; 0 is no limit.
+const (
+	defaultConnectTimeout   = 10 * time.Second
+	defaultStatementTimeout = time.Minute
+	answerGrace             = 5 * time.Second
+	keepAlive               = 15 * time.Second
+	// pgMigrationTimeout bounds a migration of the schema, which runs
+	// without a statement_timeout.
+	pgMigrationTimeout = 30 * time.Minute
+)
+
+// NoAnswerError is a PostgreSQL server that did not answer in time.
+type NoAnswerError struct {
+	Wait time.Duration // what was waited
+	What string        // what it said nothing to
 }
 
-type pgConnector struct{ base driver.Connector }
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("the PostgreSQL server did not answer within %v (%s)", e.Wait, e.What)
+}
 
-func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.base.Connect(ctx)
+// withTimeouts gives a PostgreSQL URL ledger's default timeouts where it
+// sets none.
+func withTimeouts(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	if !q.Has("connect_timeout") {
+		q.Set("connect_timeout", strconv.Itoa(int(defaultConnectTimeout/time.Second)))
+	}
+	if !q.Has("statement_timeout") {
+		q.Set("statement_timeout", strconv.FormatInt(defaultStatementTimeout.Milliseconds(), 10))
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// pgDuration reads a PostgreSQL time setting: milliseconds, or a number
+// with a unit (us, ms, s, min, h, d). ok is false when it cannot.
+func pgDuration(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := v, "ms"
+	if i >= 0 {
+		num, unit = v[:i], strings.TrimSpace(v[i:])
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	units := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+	if err != nil || units[unit] == 0 {
+		return 0, false
+	}
+	return time.Duration(f * float64(units[unit])), true
+}
+
+func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
+	cfg, err := pgx.ParseConfig(name)
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{conn.(*stdlib.Conn)}, nil
+	c := pgConnector{connect: cfg.ConnectTimeout, answer: defaultStatementTimeout + answerGrace}
+	if v, ok := cfg.RuntimeParams["statement_timeout"]; ok {
+		if d, ok := pgDuration(v); ok {
+			c.answer = 0
+			if d > 0 {
+				c.answer = d + answerGrace
+			}
+		}
+	}
+	dial := &net.Dialer{Timeout: cfg.ConnectTimeout,
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: keepAlive, Interval: keepAlive, Count: 4}}
+	cfg.DialFunc = dial.DialContext
+	c.base = stdlib.GetConnector(*cfg)
+	return c, nil
+}
+
+type pgConnector struct {
+	base            driver.Connector
+	connect, answer time.Duration
+}
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.connect > 0 {
+		// pgx bounds the whole connection by connect_timeout; this bounds
+		// the name lookup before it too.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.connect+time.Second)
+		defer cancel()
+	}
+	conn, err := c.base.Connect(ctx)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+			return nil, &NoAnswerError{Wait: c.connect, What: "connect_timeout"}
+		}
+		return nil, err
+	}
+	return &pgConn{c: conn.(*stdlib.Conn), answer: c.answer}, nil
 }
 
 func (pgConnector) Driver() driver.Driver { return pgDriver{} }
 
-// pgConn is a pgx connection that rewrites each statement (rewritePG) and
-// passes bools as 0 and 1, as SQLite stores them.
-type pgConn struct{ c *stdlib.Conn }
+// pgConn is a pgx connection that rewrites each statement (rewritePG),
+// passes bools as 0 and 1, as SQLite stores them, and gives every round
+// trip a deadline (see defaultStatementTimeout).
+type pgConn struct {
+	c      *stdlib.Conn
+	answer time.Duration
+}
+
+// answerWaitKey is the context key of a statement's own answer wait (see
+// withAnswerWait).
+type answerWaitKey struct{}
+
+// withAnswerWait gives the statements run with ctx their own answer wait
+// (0: none), for the few that may run long on purpose.
+func withAnswerWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, answerWaitKey{}, d)
+}
+
+// bound is ctx with the deadline of one round trip.
+func (p *pgConn) bound(ctx context.Context) (context.Context, time.Duration, context.CancelFunc) {
+	d := p.answer
+	if v, ok := ctx.Value(answerWaitKey{}).(time.Duration); ok {
+		d = v
+	}
+	if d <= 0 {
+		return ctx, 0, func() {}
+	}
+	bctx, cancel := context.WithTimeout(ctx, d)
+	return bctx, d, cancel
+}
+
+// silent is err, or a NoAnswerError when the round trip's own deadline
+// ended it (not its caller's context).
+func silent(ctx, bctx context.Context, d time.Duration, err error) error {
+	if err != nil && d > 0 && ctx.Err() == nil && bctx.Err() == context.DeadlineExceeded {
+		what := fmt.Sprintf("its statement_timeout, %v, and %v more", d-answerGrace, answerGrace)
+		if d <= answerGrace {
+			what = "the wait given"
+		}
+		return &NoAnswerError{Wait: d, What: what}
+	}
+	return err
+}
 
 func (p *pgConn) Prepare(query string) (driver.Stmt, error) {
 	return p.PrepareContext(context.Background(), query)
@@ -68,20 +206,81 @@ func (p *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	if err != nil {
 		return nil, err
 	}
-	st, err := p.c.PrepareContext(ctx, q)
+	bctx, d, cancel := p.bound(ctx)
+	defer cancel()
+	st, err := p.c.PrepareContext(bctx, q)
 	if err != nil {
-		return nil, err
+		return nil, silent(ctx, bctx, d, err)
 	}
-	return pgStmt{st}, nil
+	return pgStmt{st, p}, nil
 }
 
-func (p *pgConn) Close() error              { return p.c.Close() }
-func (p *pgConn) Begin() (driver.Tx, error) { return p.c.Begin() }
-func (p *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return p.c.BeginTx(ctx, opts)
+func (p *pgConn) Close() error { return p.c.Close() }
+
+func (p *pgConn) Begin() (driver.Tx, error) {
+	return p.BeginTx(context.Background(), driver.TxOptions{})
 }
-func (p *pgConn) Ping(ctx context.Context) error              { return p.c.Ping(ctx) }
-func (p *pgConn) ResetSession(ctx context.Context) error      { return p.c.ResetSession(ctx) }
+
+// BeginTx begins a transaction on pgx directly: stdlib's would commit
+// with the context of its begin, whose deadline is long gone by then.
+func (p *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if p.c.Conn().IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	var o pgx.TxOptions
+	switch sql.IsolationLevel(opts.Isolation) {
+	case sql.LevelDefault:
+	case sql.LevelReadCommitted:
+		o.IsoLevel = pgx.ReadCommitted
+	case sql.LevelRepeatableRead, sql.LevelSnapshot:
+		o.IsoLevel = pgx.RepeatableRead
+	case sql.LevelSerializable:
+		o.IsoLevel = pgx.Serializable
+	default:
+		return nil, fmt.Errorf("unsupported isolation: %v", opts.Isolation)
+	}
+	if opts.ReadOnly {
+		o.AccessMode = pgx.ReadOnly
+	}
+	bctx, d, cancel := p.bound(ctx)
+	defer cancel()
+	tx, err := p.c.Conn().BeginTx(bctx, o)
+	if err != nil {
+		return nil, silent(ctx, bctx, d, err)
+	}
+	return pgTx{tx, p}, nil
+}
+
+// pgTx ends a transaction within the answer wait.
+type pgTx struct {
+	tx pgx.Tx
+	p  *pgConn
+}
+
+func (t pgTx) Commit() error   { return t.end(t.tx.Commit) }
+func (t pgTx) Rollback() error { return t.end(t.tx.Rollback) }
+
+func (t pgTx) end(f func(context.Context) error) error {
+	ctx := context.Background()
+	bctx, d, cancel := t.p.bound(ctx)
+	defer cancel()
+	return silent(ctx, bctx, d, f(bctx))
+}
+
+func (p *pgConn) Ping(ctx context.Context) error {
+	bctx, d, cancel := p.bound(ctx)
+	defer cancel()
+	// stdlib calls every failed ping a bad connection, which database/sql
+	// tries twice more: a server that does not answer is said so once.
+	return silent(ctx, bctx, d, p.c.Ping(bctx))
+}
+
+func (p *pgConn) ResetSession(ctx context.Context) error {
+	bctx, _, cancel := p.bound(ctx)
+	defer cancel()
+	return p.c.ResetSession(bctx)
+}
+
 func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error { return p.c.CheckNamedValue(nv) }
 func (p *pgConn) IsValid() bool                               { return !p.c.Conn().IsClosed() }
 func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -89,7 +288,10 @@ func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 	if err != nil {
 		return nil, err
 	}
-	return p.c.ExecContext(ctx, q, a)
+	bctx, d, cancel := p.bound(ctx)
+	defer cancel()
+	res, err := p.c.ExecContext(bctx, q, a)
+	return res, silent(ctx, bctx, d, err)
 }
 
 func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
@@ -97,18 +299,76 @@ func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.N
 	if err != nil {
 		return nil, err
 	}
-	return p.c.QueryContext(ctx, q, a)
+	bctx, d, cancel := p.bound(ctx)
+	rows, err := p.c.QueryContext(bctx, q, a)
+	if err != nil {
+		cancel()
+		return nil, silent(ctx, bctx, d, err)
+	}
+	return newRows(rows, ctx, bctx, d, cancel), nil
 }
 
-// pgStmt is a prepared statement whose bool arguments go as 0 and 1.
-type pgStmt struct{ driver.Stmt }
+// newRows wraps rows of stdlib (their column types included) so that their
+// answer wait ends when they are closed.
+func newRows(rows driver.Rows, ctx, bctx context.Context, d time.Duration, cancel context.CancelFunc) driver.Rows {
+	r, ok := rows.(*stdlib.Rows)
+	if !ok {
+		return closeRows{rows, cancel}
+	}
+	return &pgRows{r, ctx, bctx, d, cancel}
+}
+
+// closeRows ends a context when its rows are closed.
+type closeRows struct {
+	driver.Rows
+	cancel context.CancelFunc
+}
+
+func (r closeRows) Close() error {
+	defer r.cancel()
+	return r.Rows.Close()
+}
+
+// pgRows are a query's rows, read within its answer wait, which ends when
+// they are closed.
+type pgRows struct {
+	*stdlib.Rows
+	ctx, bctx context.Context
+	d         time.Duration
+	cancel    context.CancelFunc
+}
+
+func (r *pgRows) Next(dest []driver.Value) error {
+	return silent(r.ctx, r.bctx, r.d, r.Rows.Next(dest))
+}
+
+func (r *pgRows) Close() error {
+	defer r.cancel()
+	return r.Rows.Close()
+}
+
+// pgStmt is a prepared statement whose bool arguments go as 0 and 1, run
+// within the answer wait.
+type pgStmt struct {
+	driver.Stmt
+	p *pgConn
+}
 
 func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, pgArgs(args))
+	bctx, d, cancel := s.p.bound(ctx)
+	defer cancel()
+	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(bctx, pgArgs(args))
+	return res, silent(ctx, bctx, d, err)
 }
 
 func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, pgArgs(args))
+	bctx, d, cancel := s.p.bound(ctx)
+	rows, err := s.Stmt.(driver.StmtQueryContext).QueryContext(bctx, pgArgs(args))
+	if err != nil {
+		cancel()
+		return nil, silent(ctx, bctx, d, err)
+	}
+	return newRows(rows, ctx, bctx, d, cancel), nil
 }
 
 func pgArgs(args []driver.NamedValue) []driver.NamedValue {

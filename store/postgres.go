@@ -112,7 +112,7 @@ func defaultHost() string {
 // read-only sessions (default_transaction_read_only), so a front door that
 // promises to read cannot write.
 func openPostgres(ctx context.Context, s *Store) (*Store, error) {
-	dsn := s.url
+	dsn := withTimeouts(s.url)
 	if s.readOnly {
 		dsn = withParam(dsn, "default_transaction_read_only", "on")
 	}
@@ -194,7 +194,9 @@ func targetOf(fsys fs.FS) (int64, error) {
 // on a plain pgx connection pool of its own: goose's statements are
 // PostgreSQL's already, and the migrations' :: casts are theirs.
 func (s *Store) pgProvider() (*goose.Provider, func(), error) {
-	db, err := sql.Open("pgx", s.url)
+	// A migration may build an index over a big team ledger for minutes:
+	// no statement_timeout here; migrate bounds the whole of it instead.
+	db, err := sql.Open("pgx", withTimeouts(withParam(s.url, "statement_timeout", "0")))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,7 +235,9 @@ func (s *Store) beginWritePG(ctx context.Context) (*sqlx.Tx, func(), error) {
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgWriteLock)); err != nil {
 		tx.Rollback()
-		if strings.Contains(err.Error(), "lock timeout") || strings.Contains(err.Error(), "55P03") {
+		// Waited past lock_timeout (a hook's deadline), or past the
+		// statement_timeout for a writer that holds it that long.
+		if msg := err.Error(); strings.Contains(msg, "lock timeout") || strings.Contains(msg, "55P03") || strings.Contains(msg, "57014") {
 			return nil, nil, fmt.Errorf("database is locked (%s)", oneLine(err))
 		}
 		return nil, nil, err

@@ -291,6 +291,14 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	defer p.closeDB()
+	if s.pg {
+		// A server that stops answering mid-migration must not hang the
+		// command (see defaultStatementTimeout); a migration is rare and
+		// may take minutes.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, pgMigrationTimeout)
+		defer cancel()
+	}
 	for attempt := 0; ; attempt++ {
 		_, err := p.Up(ctx)
 		if err == nil {
