@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/agentledger/ledger/compact"
 )
@@ -17,6 +20,30 @@ type PushCounts struct {
 	Compactions int `json:"compactions"`
 	Handoffs    int `json:"handoffs"`
 	Notes       int `json:"notes"`
+	// Forgotten counts the sessions with something new here that the
+	// server's ledger has forgotten (ledger forget there): not pushed.
+	Forgotten int `json:"forgotten"`
+}
+
+// PushFailure is a session a push could not send.
+type PushFailure struct {
+	Session string `json:"session"`
+	Error   string `json:"error"`
+}
+
+// PushError is a push that sent every session it could but these.
+type PushError struct {
+	Failed []PushFailure
+	Tried  int // sessions with something to send
+}
+
+func (e *PushError) Error() string {
+	f := e.Failed[0]
+	more := ""
+	if len(e.Failed) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(e.Failed)-1)
+	}
+	return fmt.Sprintf("sync: %d of %d sessions not pushed, the others were: %s: %s%s", len(e.Failed), e.Tried, f.Session, f.Error, more)
 }
 
 // pushMark is how far a session was pushed: the seq of its last message
@@ -38,6 +65,12 @@ const pushPage = 2000
 // writer, so that messages are redacted with dst's rules and added with ON
 // CONFLICT (a session dst already has from elsewhere is completed, not
 // doubled). origin names this ledger among those that push to dst.
+//
+// A session dst has forgotten is not sent again (its tombstone holds); its
+// mark moves on, so that it is counted once. A session dst refuses fails
+// alone: the others are sent, and Push returns a *PushError naming it,
+// whose mark stays, so that the next push tries it again. What stops the
+// whole push is the context ending and a server that does not answer.
 func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts, error) {
 	var out PushCounts
 	if !dst.pg {
@@ -51,6 +84,15 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 	for _, m := range sent {
 		marks[m.SessionID] = m
 	}
+	var forgotten []string
+	if err := dst.db.SelectContext(ctx, &forgotten, `SELECT session_id FROM forgotten`); err != nil {
+		return out, fmt.Errorf("sync: read forgotten sessions: %w", err)
+	}
+	gone := map[string]bool{}
+	for _, id := range forgotten {
+		gone[id] = true
+	}
+	var failed PushError
 	var have []pushMark
 	if err := s.db.SelectContext(ctx, &have, `SELECT s.id AS session_id,
 		coalesce((SELECT max(seq) FROM messages WHERE session_id = s.id), -1) AS seq,
@@ -71,11 +113,44 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if err := s.pushSession(ctx, dst, origin, m, h, &out); err != nil {
-			return out, fmt.Errorf("sync %s: %w", h.SessionID, err)
+		failed.Tried++
+		if gone[h.SessionID] {
+			if err := saveMark(ctx, dst.db, origin, h); err != nil {
+				return out, fmt.Errorf("sync %s: %w", h.SessionID, err)
+			}
+			out.Forgotten++
+			continue
 		}
+		var part PushCounts
+		if err := s.pushSession(ctx, dst, origin, m, h, &part); err != nil {
+			if ctx.Err() != nil || errors.As(err, new(*NoAnswerError)) || errors.Is(err, driver.ErrBadConn) {
+				return out, fmt.Errorf("sync %s: %w", h.SessionID, err)
+			}
+			failed.Failed = append(failed.Failed, PushFailure{Session: h.SessionID, Error: oneLine(err)})
+			continue
+		}
+		out.Sessions += part.Sessions
+		out.Messages += part.Messages
+		out.Compactions += part.Compactions
+		out.Handoffs += part.Handoffs
+		out.Notes += part.Notes
+	}
+	if len(failed.Failed) > 0 {
+		return out, &failed
 	}
 	return out, nil
+}
+
+// saveMark records how far a session was pushed from origin.
+func saveMark(ctx context.Context, db sqlx.ExecerContext, origin string, to pushMark) error {
+	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
+			handoffs = excluded.handoffs, notes = excluded.notes, updated_at = excluded.updated_at`,
+		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, time.Now().UTC()); err != nil {
+		return fmt.Errorf("save mark: %w", err)
+	}
+	return nil
 }
 
 // pushSession sends one session's messages after from.Seq (and its
@@ -117,12 +192,8 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 	if err := s.pushRecords(ctx, w, from, to, out); err != nil {
 		return err
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
-			handoffs = excluded.handoffs, notes = excluded.notes, updated_at = excluded.updated_at`,
-		origin, sess.ID, to.Seq, to.Compactions, to.Handoffs, to.Notes, time.Now().UTC()); err != nil {
-		return fmt.Errorf("save mark: %w", err)
+	if err := saveMark(ctx, w.tx, origin, to); err != nil {
+		return err
 	}
 	if err := w.Commit(ctx, nil); err != nil {
 		return err

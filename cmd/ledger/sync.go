@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,11 @@ keeps how far each machine's ledger got), each session in one transaction.
 Running it twice sends nothing twice; a session the server already has from
 another machine is completed, not doubled. Secrets are redacted with the local
 rules before anything leaves the machine. The local ledger stays the fast
-default: keep working on it, and sync when you want to share.`,
+default: keep working on it, and sync when you want to share.
+
+A session forgotten on the server ('ledger --db postgres://... forget') is
+not pushed again. A session the server refuses is named (exit 1) and the
+others are pushed all the same; the next sync tries it again.`,
 		Example: `  ledger sync --to postgres://alice@ledger.internal/team
   LEDGER_HOST=alice-laptop ledger sync --to "$TEAM_LEDGER" --json`,
 		Args: argsUsage(cobra.NoArgs),
@@ -45,13 +50,20 @@ func runSync(ctx context.Context, app *App, opts *syncOptions) error {
 	res, err := app.Engine().Sync(ctx, func(ctx context.Context) (*store.Store, error) {
 		return store.Open(ctx, opts.To, app.serverOptions(opts.To)...)
 	})
-	if err != nil {
+	// A push that failed for some sessions still reports what it sent.
+	if err != nil && !errors.As(err, new(*store.PushError)) {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(app.Stdout, res)
+		if werr := writeJSON(app.Stdout, res); werr != nil {
+			return werr
+		}
+		return err
 	}
 	fmt.Fprintf(app.Stdout, "pushed to %s: %d sessions, %d messages, %d compactions, %d handoffs, %d notes added\n",
 		res.To, res.Sessions, res.Messages, res.Compactions, res.Handoffs, res.Notes)
-	return nil
+	if res.Forgotten > 0 {
+		fmt.Fprintf(app.Stdout, "%d session(s) with something new here were forgotten on the server: not pushed\n", res.Forgotten)
+	}
+	return err
 }

@@ -11,6 +11,8 @@ import (
 type SyncResult struct {
 	To string `json:"to"` // the server, without its password
 	store.PushCounts
+	// Failed are the sessions the server refused (the rest were pushed).
+	Failed []store.PushFailure `json:"failed"`
 }
 
 // Sync pushes this machine's SQLite ledger to the PostgreSQL ledger that
@@ -30,7 +32,11 @@ func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.St
 		return SyncResult{}, err
 	}
 	defer dst.Close()
-	res := SyncResult{To: dst.Location()}
+	res := SyncResult{To: dst.Location(), Failed: []store.PushFailure{}}
 	res.PushCounts, err = st.Push(ctx, dst, st.Host()+":"+AbsPath(st.Path()))
+	var pe *store.PushError
+	if errors.As(err, &pe) {
+		res.Failed = pe.Failed
+	}
 	return res, err
 }
