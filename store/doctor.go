@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // ftsTables are the full-text indexes, each over its content table.
@@ -24,6 +27,11 @@ type Health struct {
 	// integrity-check is a write, so the indexes were checked by SQLite's
 	// integrity_check alone (which checks FTS5 tables' structure too).
 	ReadOnly bool `json:"read_only"`
+	// WALEmptied tells whether the WAL was copied into the database file
+	// and emptied: what finishes a forget that a reader held up. False
+	// on a read-only ledger, on PostgreSQL, and while a reader still holds
+	// an old snapshot.
+	WALEmptied bool `json:"wal_emptied"`
 }
 
 // Check runs SQLite's integrity_check and FTS5's integrity-check on every
@@ -55,12 +63,35 @@ func (s *Store) Check(ctx context.Context) (Health, error) {
 	if err := s.count(ctx, &h); err != nil {
 		return h, err
 	}
+	h.WALEmptied = s.emptyWAL(ctx)
 	for _, p := range []string{s.path, s.path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			h.Bytes += fi.Size()
 		}
 	}
 	return h, nil
+}
+
+// emptyWAL copies the WAL into the database file and empties it, on a
+// read-write connection of its own (doctor reads through a read-only
+// store), once: what finishes a forget that a reader held up. It reports
+// whether it could; a ledger this process cannot write cannot.
+func (s *Store) emptyWAL(ctx context.Context) bool {
+	if _, err := os.Stat(s.path + "-wal"); err != nil || !writableFolder(filepath.Dir(s.path)) {
+		return false
+	}
+	db, err := sqlx.Open("sqlite", DSN(s.path)+"&mode=rw")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	done, err := truncateWAL(ctx, conn, 1)
+	return err == nil && done
 }
 
 // checkPG is Check on PostgreSQL: the server keeps its own files whole,

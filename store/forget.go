@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -17,8 +18,18 @@ type Forgotten struct {
 	Compactions  int64    `json:"compactions" db:"compactions"`
 	Cursors      int64    `json:"cursors" db:"cursors"`
 	HandoffFiles []string `json:"handoff_files" db:"-"`
-	// WALTruncated is false when another process kept the WAL (and the
-	// old pages in it) alive: it is emptied when that process is done.
+	// HeapRewritten tells whether the tables that held the session were
+	// rewritten without it: SQLite's VACUUM of the file (always), or
+	// VACUUM FULL of the team ledger's tables (see forgetPG).
+	HeapRewritten bool `json:"heap_rewritten" db:"-"`
+	// HeapError says why a team ledger's tables could not be rewritten.
+	HeapError string `json:"heap_error,omitempty" db:"-"`
+	// WALTruncated tells whether the log beside the data was emptied
+	// into it. False on SQLite when a reader held a snapshot through the
+	// forget: the session's old pages are then still in the file and its
+	// WAL, until a checkpoint after that reader is done (ledger doctor
+	// does one). Always false on PostgreSQL, whose pg_wal is the
+	// server's.
 	WALTruncated bool `json:"wal_truncated" db:"-"`
 }
 
@@ -65,18 +76,61 @@ func (s *Store) ForgetSessions(ctx context.Context, sessionIDs []string, dryRun 
 	if err != nil || dryRun || len(sessionIDs) == 0 {
 		return fs, err
 	}
-	truncated := true
-	if !s.pg {
-		// PostgreSQL: no file or WAL of ours holds the old rows, the
-		// server's autovacuum reclaims their space.
-		if truncated, err = s.scrub(ctx); err != nil {
-			return fs, fmt.Errorf("forget: %w", err)
-		}
+	rewritten, truncated, why := true, false, ""
+	if s.pg {
+		why = s.scrubPG(ctx)
+		rewritten = why == ""
+	} else if truncated, err = s.scrub(ctx); err != nil {
+		return fs, fmt.Errorf("forget: %w", err)
 	}
 	for i := range fs {
-		fs[i].WALTruncated = truncated
+		fs[i].HeapRewritten, fs[i].HeapError, fs[i].WALTruncated = rewritten, why, truncated
 	}
 	return fs, nil
+}
+
+// forgetTables are the tables a forget deletes from.
+var forgetTables = []string{"compactions", "handoffs", "notes", "messages", "cursors", "session_marks", "hook_receipts", "sessions"}
+
+// scrubPG rewrites a team ledger's tables that held the forgotten rows,
+// and reports why it could not ("" when it did). A DELETE in PostgreSQL
+// leaves the row's bytes in the table's pages (and in its TOAST table and
+// indexes) until they are reused; plain VACUUM only marks the space free.
+// VACUUM FULL writes each table anew, without them, and its indexes too.
+// It needs the tables' owner, and takes each table's exclusive lock while
+// it runs (other clients wait): it waits at most 5 s for that lock, and
+// gives up rather than queue everyone behind a long transaction. What it
+// cannot reach is the server's: the write-ahead log (pg_wal, until its
+// segments are recycled and overwritten), WAL archives, replicas, backups,
+// and the blocks the old files held on disk.
+func (s *Store) scrubPG(ctx context.Context) string {
+	var notOwned []string
+	if err := s.db.SelectContext(ctx, &notOwned, `SELECT c.relname FROM pg_class c
+		WHERE c.relname = ANY(string_to_array(?, ',')) AND c.relkind = 'r' AND pg_table_is_visible(c.oid)
+			AND NOT pg_has_role(current_user, c.relowner, 'USAGE') ORDER BY c.relname`, strings.Join(forgetTables, ",")); err != nil {
+		return "could not check who owns the tables: " + oneLine(err)
+	}
+	if len(notOwned) > 0 {
+		return "this role does not own " + strings.Join(notOwned, ", ")
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return oneLine(err)
+	}
+	defer conn.Close()
+	defer conn.Raw(func(any) error { return driver.ErrBadConn }) // its settings stay with it: never reused
+	// A big team ledger takes minutes to rewrite: no statement_timeout,
+	// and the client waits as long as a migration may take.
+	ctx = withAnswerWait(ctx, pgMigrationTimeout)
+	for _, set := range []string{`SET lock_timeout = '5s'`, `SET statement_timeout = 0`} {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			return oneLine(err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `VACUUM FULL `+strings.Join(forgetTables, ", ")); err != nil {
+		return oneLine(err)
+	}
+	return ""
 }
 
 // forget deletes the sessions in one transaction, on a connection of its
@@ -184,9 +238,8 @@ func deleteSession(ctx context.Context, tx *sqlx.Tx, sessionID string, dryRun bo
 }
 
 // scrub rewrites the database file without its free pages (VACUUM) and
-// empties the WAL. It reports false when a reader holding an old snapshot
-// kept the WAL from being emptied: the next checkpoint after it is done
-// empties it.
+// empties the WAL into it. It reports false when a reader holding an old
+// snapshot kept the WAL from being emptied (see truncateWAL).
 func (s *Store) scrub(ctx context.Context) (walTruncated bool, err error) {
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -199,9 +252,29 @@ func (s *Store) scrub(ctx context.Context) (walTruncated bool, err error) {
 	}); err != nil {
 		return false, fmt.Errorf("vacuum: %w", err)
 	}
-	var busy, logFrames, done int64
-	if err := conn.QueryRowxContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-		return false, fmt.Errorf("checkpoint: %w", err)
+	return truncateWAL(ctx, conn, scrubCheckpoints)
+}
+
+// scrubCheckpoints is how many TRUNCATE checkpoints forget tries, each
+// waiting SQLite's busy timeout (5 s) for readers: a reader of the web
+// view or the MCP server holds its snapshot for one request.
+const scrubCheckpoints = 2
+
+// truncateWAL copies the WAL into the database file and empties it
+// (PRAGMA wal_checkpoint(TRUNCATE)), trying up to attempts times. A
+// reader holding a snapshot older than the WAL's end keeps it from
+// finishing: the database file then still has the pages the WAL's newer
+// frames replace, and the WAL its older frames, until a checkpoint after
+// that reader is done. It reports whether the WAL was emptied.
+func truncateWAL(ctx context.Context, conn *sqlx.Conn, attempts int) (bool, error) {
+	for i := 0; i < attempts; i++ {
+		var busy, logFrames, done int64
+		if err := conn.QueryRowxContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+			return false, fmt.Errorf("checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return true, nil
+		}
 	}
-	return busy == 0, nil
+	return false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store"
 )
 
 type forgetOptions struct {
@@ -33,10 +34,20 @@ indexes are merged without its words and the database file is rewritten
 (VACUUM), and its WAL emptied. That costs time and room on a large ledger:
 about 1.5 s for 100,000 messages (a 212 MB file), growing with the file, and
 free disk space the size of the file while it runs; other processes' writes
-wait meanwhile (hooks leave theirs for their next event).
+wait meanwhile (hooks leave theirs for their next event). A process that holds
+a read of the ledger throughout (ledger serve or mcp in the middle of a long
+request) keeps the old pages in the file and its WAL: forget waits for it up to
+10 s, then says so, and 'ledger doctor' empties them once it is done.
+
+On a team ledger (PostgreSQL) forget rewrites the tables that held the session
+(VACUUM FULL, which needs their owner; other clients wait while it runs).
+PostgreSQL's write-ahead log (pg_wal) keeps the deleted rows until its segments
+are recycled, and WAL archives, replicas and backups keep theirs: ledger cannot
+remove those, and says so.
 
 Handoff Markdown files ledger wrote for the session are listed; --files deletes
-them too. --dry-run shows what would go and changes nothing.
+them too, and the folders named after the session and project that held them
+once empty. --dry-run shows what would go and changes nothing.
 
 --project DIR forgets every session of a project (a folder and those below it)
 instead of one: with 'ledger pause' or a .ledgerignore, nothing of the project
@@ -79,8 +90,10 @@ func runForget(ctx context.Context, app *App, opts *forgetOptions) error {
 		verb = "would forget"
 	}
 	fmt.Fprintf(app.Stdout, "%s session %s: %d messages, %d handoffs, %d compactions\n", verb, f.SessionID, f.Messages, f.Handoffs, f.Compactions)
-	if !opts.DryRun && !f.WALTruncated {
-		fmt.Fprintln(app.Stderr, "ledger: warning: another process is reading the ledger: its WAL, which may hold the session's old pages, is emptied when that process is done")
+	if !opts.DryRun {
+		if w := scrubWarning(app, f.Forgotten); w != "" {
+			fmt.Fprintln(app.Stderr, w)
+		}
 	}
 	for _, p := range f.HandoffFiles {
 		state := "kept (use --files to delete)"
@@ -120,5 +133,28 @@ func runForgetProject(ctx context.Context, app *App, opts *forgetOptions) error 
 		}
 	}
 	fmt.Fprintf(app.Stdout, "%s %d sessions of %s: %d messages, %d handoffs\n", verb, len(fs), project, msgs, handoffs)
+	if !opts.DryRun && len(fs) > 0 {
+		if w := scrubWarning(app, fs[0].Forgotten); w != "" {
+			fmt.Fprintln(app.Stderr, w)
+		}
+	}
 	return nil
+}
+
+// scrubWarning says, in one line, what a forget could not remove from
+// disk, or "" when nothing is left: the truth about each backend.
+func scrubWarning(app *App, f store.Forgotten) string {
+	st := app.Engine().Opened()
+	switch {
+	case st != nil && st.Postgres() && f.HeapRewritten:
+		return "ledger: warning: the team ledger's tables were rewritten without it (VACUUM FULL), but PostgreSQL's write-ahead log (pg_wal) keeps " +
+			"its rows until those segments are recycled, and WAL archives, replicas and backups keep theirs: ledger cannot remove those"
+	case st != nil && st.Postgres():
+		return "ledger: warning: the team ledger's tables could not be rewritten (" + f.HeapError + "): its rows' bytes stay in their free space " +
+			"until their owner runs VACUUM FULL on them, and PostgreSQL's pg_wal, WAL archives, replicas and backups keep theirs"
+	case !f.WALTruncated:
+		return "ledger: warning: another process (ledger serve or mcp, say) held a read of the ledger throughout: the session's old pages " +
+			"are still in the database file and its WAL; run `ledger doctor` once that process is done (or closed) to empty them"
+	}
+	return ""
 }

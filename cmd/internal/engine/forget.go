@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/agentledger/ledger/store"
 )
@@ -54,6 +55,25 @@ func forgetFiles(st *store.Store, f store.Forgotten, dryRun, files bool) Forgott
 			continue
 		}
 		out.FilesRemoved = append(out.FilesRemoved, p)
+		pruneHandoffDirs(st.Path(), f.SessionID, p)
 	}
 	return out
+}
+
+// pruneHandoffDirs removes the folders ledger made for a forgotten
+// session's handoff file, when they are left empty: their names are the
+// session's id and its project's path. The file's folder goes when it is
+// named after the session (<...>/<session>/<time>.md, in the ledger's
+// handoffs folder or the project's .ledger/handoffs); the project's folder
+// above it when it is in the ledger's own handoffs folder. A folder that
+// still holds anything (another session's handoffs) stays, and so does a
+// folder the user chose (compact --out).
+func pruneHandoffDirs(dbPath, session, file string) {
+	dir := filepath.Dir(file)
+	if filepath.Base(dir) != session || os.Remove(dir) != nil {
+		return
+	}
+	if project := filepath.Dir(dir); filepath.Dir(project) == filepath.Join(filepath.Dir(dbPath), "handoffs") {
+		os.Remove(project)
+	}
 }

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/pgtest"
+)
+
+// forgetFixture writes two sessions of one project, the first full of
+// distinctive words, and returns the transcripts' folder and the words.
+func forgetFixture(t *testing.T, home string, gone, kept string) (string, []string) {
+	t.Helper()
+	markers := forgetMarkers(30)
+	dir := filepath.Join(home, "projects", "-app")
+	for _, s := range []string{gone, kept} {
+		var b []byte
+		for i, m := range markers {
+			if s == kept {
+				m = "keptwordxyzzy"
+			}
+			line, _ := json.Marshal(map[string]any{"type": "user", "uuid": fmt.Sprintf("%s-%d", s[:4], i), "sessionId": s, "cwd": "/home/dev/src/app",
+				"timestamp": "2026-03-02T09:00:00Z", "message": map[string]any{"role": "user", "content": "please look at " + m + " " + strings.Repeat("and its neighbours ", 30)}})
+			b = append(append(b, line...), '\n')
+		}
+		appendFile(t, filepath.Join(dir, s+".jsonl"), b)
+	}
+	return dir, markers
+}
+
+// present are the words found in raw (by their ends: FTS5 stores a term
+// after the prefix it shares with the one before it).
+func present(raw []byte, markers []string) []string {
+	var found []string
+	low := bytes.ToLower(raw)
+	for _, m := range markers {
+		if bytes.Contains(low, []byte(m[len(m)-10:])) {
+			found = append(found, m)
+		}
+	}
+	return found
+}
+
+// TestForgetWhileAReaderHoldsASnapshot: when a reader (ledger serve or
+// mcp) holds a read transaction through the forget, the file cannot be
+// scrubbed: forget waits for it a while, then says so truthfully (the
+// words are still in the database file and its WAL, and `ledger doctor`
+// empties them once the reader is done), and doctor does, even with the
+// reader's connection still open. Before, the warning said only the WAL
+// held them and that it would be emptied when the reader was done, which
+// nothing did.
+func TestForgetWhileAReaderHoldsASnapshot(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	const gone, kept = "f1f1f1f1-0000-4000-8000-000000000001", "c1c1c1c1-0000-4000-8000-000000000002"
+	dir, markers := forgetFixture(t, home, gone, kept)
+	ingestBin(t, home, db, dir)
+	reader, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	reader.SetMaxOpenConns(1)
+	tx, err := reader.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(`SELECT count(*) FROM messages`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("reader: %d messages, %v", n, err)
+	}
+	r := runBin(t, home, "", "--db", db, "forget", gone[:8])
+	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "database file and its WAL") || !strings.Contains(r.stderr, "ledger doctor") {
+		t.Errorf("forget with a reader: exit %d, stderr %q; want a warning that the words are in the database file and its WAL until ledger doctor", r.code, r.stderr)
+	}
+	// The warning tells the truth.
+	if found := present(dbBytes(t, db), markers); len(found) == 0 {
+		t.Errorf("the warning says the words remain, and none does: it should not have warned")
+	}
+	// The reader is done with its transaction; its connection stays open,
+	// as an idle ledger serve's does.
+	tx.Rollback()
+	if err := reader.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	r = runBin(t, home, "", "--db", db, "doctor", "--json")
+	var h struct {
+		Integrity  string `json:"integrity"`
+		WALEmptied bool   `json:"wal_emptied"`
+	}
+	decodeJSON(t, r.stdout, &h)
+	if r.code != 0 || h.Integrity != "ok" || !h.WALEmptied {
+		t.Errorf("doctor: exit %d %+v %s", r.code, h, r.stderr)
+	}
+	if found := present(dbBytes(t, db), markers); len(found) > 0 {
+		t.Errorf("after doctor, the database file and WAL still hold %d of the %d words", len(found), len(markers))
+	}
+	if hits, _ := search(t, home, db, "keptwordxyzzy"); len(hits) == 0 {
+		t.Error("the other session is no longer searchable")
+	}
+}
+
+// TestForgetFilesLeavesNoFolders: forget --files removes the session's
+// handoff files and the folders ledger made for them, named after the
+// session and the project, once they are empty; a folder another session
+// still uses stays.
+func TestForgetFilesLeavesNoFolders(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	const gone, kept = "f2f2f2f2-0000-4000-8000-000000000001", "c2c2c2c2-0000-4000-8000-000000000002"
+	dir, _ := forgetFixture(t, home, gone, kept)
+	ingestBin(t, home, db, dir)
+	for _, id := range []string{gone, kept} {
+		if r := runBin(t, home, "", "--db", db, "compact", id[:8]); r.code != 0 {
+			t.Fatalf("compact: %s", r.stderr)
+		}
+	}
+	projectDir := engine.HandoffsDir(db, "/home/dev/src/app")
+	if r := runBin(t, home, "", "--db", db, "forget", gone[:8], "--files"); r.code != 0 {
+		t.Fatalf("forget: %s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(projectDir, gone)); !os.IsNotExist(err) {
+		t.Errorf("the session's handoff folder is left (%v)", err)
+	}
+	if fs, _ := filepath.Glob(filepath.Join(projectDir, kept, "*.md")); len(fs) != 1 {
+		t.Errorf("the other session's handoff: %v", fs)
+	}
+	if r := runBin(t, home, "", "--db", db, "forget", kept[:8], "--files"); r.code != 0 {
+		t.Fatalf("forget: %s", r.stderr)
+	}
+	if _, err := os.Stat(projectDir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(projectDir)
+		t.Errorf("the project's handoff folder is left: %v %v", err, entries)
+	}
+}
+
+// TestForgetOnPostgresLeavesNoHeapBytes: forget on a team ledger rewrites
+// the tables that held the session (VACUUM FULL): none of its words is in
+// any file of them (heap, TOAST, indexes) afterwards, read through the
+// server as raw bytes. Before, they stayed in the heap (plain VACUUM
+// marks the space free and leaves the bytes). What PostgreSQL keeps in its
+// write-ahead log is logged: ledger cannot remove it.
+func TestForgetOnPostgresLeavesNoHeapBytes(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	const gone, kept = "f3f3f3f3-0000-4000-8000-000000000001", "c3c3c3c3-0000-4000-8000-000000000002"
+	dir, markers := forgetFixture(t, home, gone, kept)
+	ingestBin(t, home, url, dir)
+	if r := runBin(t, home, "", "--db", url, "note", gone[:8], "--decision", "use "+markers[0]); r.code != 0 {
+		t.Fatalf("note: %s", r.stderr)
+	}
+	admin, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Every file of the ledger's tables: heap, TOAST and indexes.
+	files := func() []byte {
+		t.Helper()
+		if _, err := admin.Exec(`CHECKPOINT`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := admin.Query(`SELECT pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname IN ('public', 'pg_toast') AND c.relkind IN ('r', 't', 'i') AND pg_relation_filepath(c.oid) IS NOT NULL`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var all []byte
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			var b []byte
+			if err := admin.QueryRow(`SELECT pg_read_binary_file($1, 0, (pg_stat_file($1)).size, true)`, p).Scan(&b); err != nil {
+				continue // a file not made yet
+			}
+			all = append(all, b...)
+		}
+		return all
+	}
+	if n := len(present(files(), markers)); n < len(markers) {
+		t.Fatalf("only %d of %d words are in the tables' files before forget: the check proves nothing", n, len(markers))
+	}
+	r := runBin(t, home, "", "--db", url, "forget", gone[:8], "--json")
+	var f struct {
+		HeapRewritten bool `json:"heap_rewritten"`
+		WALTruncated  bool `json:"wal_truncated"`
+	}
+	decodeJSON(t, r.stdout, &f)
+	if r.code != 0 || !f.HeapRewritten || f.WALTruncated {
+		t.Errorf("forget on PostgreSQL: exit %d %+v %s; want heap_rewritten and not wal_truncated (pg_wal is the server's)", r.code, f, r.stderr)
+	}
+	if found := present(files(), markers); len(found) > 0 {
+		t.Errorf("the tables' files still hold %d of the %d words (%s, ...)", len(found), len(markers), found[0])
+	}
+	if hits, _ := search(t, home, url, "keptwordxyzzy"); len(hits) == 0 {
+		t.Error("the other session is no longer searchable")
+	}
+	// What the write-ahead log still holds: the limit the docs state.
+	var wal []byte
+	rows, err := admin.Query(`SELECT name FROM pg_ls_waldir()`)
+	if err == nil {
+		for rows.Next() {
+			var name string
+			rows.Scan(&name)
+			var b []byte
+			if admin.QueryRow(`SELECT pg_read_binary_file('pg_wal/' || $1, 0, 16777216, true)`, name).Scan(&b) == nil {
+				wal = append(wal, b...)
+			}
+		}
+		rows.Close()
+	}
+	t.Logf("pg_wal still holds %d of the %d words after forget (PostgreSQL recycles its segments later; ledger cannot remove them)", len(present(wal, markers)), len(markers))
+}
