@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -35,6 +36,25 @@ func cutMarker(cut, size int64) string {
 	return `\n[ledger: ` + strconv.FormatInt(cut, 10) + ` bytes cut from this text of ` + strconv.FormatInt(size, 10) + ` bytes]\n`
 }
 
+// skimFor is how long a read whose deadline came in the middle of a long
+// line reads on to find its end (see lineReader.pass): scanning for a
+// newline is many times faster than cutting, a few hundred MB in that
+// time from the page cache, and it leaves a hook's budget room to commit.
+// A variable so that a test can pass a line over many reads.
+var skimFor = 200 * time.Millisecond
+
+// errLineSkipped is the reason of a line passed over because it could
+// not be read in the time a read had.
+type errLineSkipped struct{ size int64 }
+
+func (e errLineSkipped) Error() string {
+	return fmt.Sprintf("line too long to read in the time given (%d bytes): skipped", e.size)
+}
+
+// errSkimming: the read's time ran out in a line being passed over,
+// before its end; lineReader.skimmed says how much of it has no newline.
+var errSkimming = errors.New("passing over a long line")
+
 // errLineTooLong is the reason of a line skipped for its size.
 type errLineTooLong struct{ size int64 }
 
@@ -52,6 +72,13 @@ type lineReader struct {
 	// partial makes next return an unterminated last line (Detect reads
 	// it) instead of dropping it.
 	partial bool
+	// pass lets a read whose deadline comes in the middle of a long line
+	// pass over it rather than stop before it (see pass); before is what
+	// the read got through before the line, resume how much of a line
+	// passed over since an earlier read is known to have no newline, and
+	// skimmed how much is when next returns errSkimming.
+	pass                    bool
+	before, resume, skimmed int64
 }
 
 // next returns the next line with its '\n' (which a partial last line
@@ -61,6 +88,11 @@ type lineReader struct {
 // io.EOF and drops an unterminated last line, unless lr.partial: that line
 // is not complete yet.
 func (lr *lineReader) next() (line []byte, size int64, err error) {
+	if lr.resume > 0 {
+		n := lr.resume
+		lr.resume = 0
+		return lr.passOver(n, true)
+	}
 	b, err := lr.br.ReadSlice('\n')
 	if err == nil {
 		return b, int64(len(b)), nil
@@ -74,6 +106,9 @@ func (lr *lineReader) next() (line []byte, size int64, err error) {
 	for {
 		if lr.ctx != nil {
 			if cerr := lr.ctx.Err(); cerr != nil {
+				if lr.pass && errors.Is(cerr, context.DeadlineExceeded) {
+					return lr.passOver(size, false)
+				}
 				return nil, size, cerr
 			}
 		}
@@ -105,6 +140,49 @@ func (lr *lineReader) next() (line []byte, size int64, err error) {
 		}
 		return lr.end(lr.buf, size, err)
 	}
+}
+
+// passOver is what a read does when its deadline comes in the middle of a
+// long line, of which it has read size bytes. The next read would start
+// on that line with no more time than this one had, and so on at every
+// hook: a line a hook cannot read in its budget (150 MB, say) would hold
+// back every line after it for good. So the read looks for the line's
+// end, keeping nothing, for skimFor more. A line longer than all this
+// read got through by its deadline (the lines before it and this one's
+// part) cannot be read by the next either: it is skipped, counted as
+// such, and the read ends after it. A shorter one is left for the next
+// read, which starts on it. A line whose end is not found in time is
+// passed over across reads (errSkimming; the State keeps how far), as is
+// one the read started on already judged (judged). A read without a
+// deadline looks until the end.
+func (lr *lineReader) passOver(size int64, judged bool) ([]byte, int64, error) {
+	read := size
+	until, bounded := lr.ctx.Deadline()
+	if now := time.Now(); until.Before(now) {
+		until = now
+	}
+	until = until.Add(skimFor)
+	for !bounded || time.Now().Before(until) {
+		b, err := lr.br.ReadSlice('\n')
+		size += int64(len(b))
+		if err == nil {
+			if judged || size > lr.before+read {
+				return nil, size, errLineSkipped{size}
+			}
+			return nil, read, lr.ctx.Err() // left for the next read
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if !errors.Is(err, io.EOF) {
+				return nil, 0, err
+			}
+			break // the line is not complete yet
+		}
+	}
+	if judged || size > lr.before+read {
+		lr.skimmed = size
+		return nil, 0, errSkimming
+	}
+	return nil, read, lr.ctx.Err()
 }
 
 // end returns a line read up to err (nil: a complete line).

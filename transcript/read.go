@@ -60,18 +60,45 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
 	}
 
-	lr := lineReader{br: bufio.NewReaderSize(r, readBufferSize), ctx: ctx}
+	lr := lineReader{ctx: ctx, pass: true}
+	if sk := st.Skim; sk != nil {
+		st.Skim = nil
+		if sk.At == start && sk.Past > 0 {
+			// An earlier read was passing over the line that starts here:
+			// go on from where it got to.
+			var err error
+			if s, ok := r.(io.Seeker); ok {
+				_, err = s.Seek(sk.Past, io.SeekCurrent)
+			} else {
+				_, err = io.CopyN(io.Discard, r, sk.Past)
+			}
+			if err != nil {
+				return res, fmt.Errorf("read transcript: %w", err)
+			}
+			lr.resume = sk.Past
+		}
+	}
+	lr.br = bufio.NewReaderSize(r, readBufferSize)
 	for {
 		if res.Lines%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return res, finish(p, err)
 			}
 		}
+		lr.before = res.End - start
 		raw, size, err := lr.next()
 		var tooLong errLineTooLong
+		var skipped errLineSkipped
 		switch {
 		case errors.As(err, &tooLong):
 			res.skip(res.NextLine, tooLong.Error())
+		case errors.As(err, &skipped):
+			res.skip(res.NextLine, skipped.Error())
+		case errors.Is(err, errSkimming):
+			// Stopped in a line being passed over: the next read goes on
+			// with it from where this one got to.
+			st.Skim = &Skim{At: res.End, Past: lr.skimmed}
+			return res, finish(p, ctx.Err())
 		case errors.Is(err, io.EOF):
 			return res, finish(p, nil)
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):

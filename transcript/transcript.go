@@ -62,8 +62,18 @@ type State struct {
 	// LastContextTokens is the context in use at the last usage seen, the
 	// pre-compaction figure for a Codex compaction that follows.
 	LastContextTokens int64
+	// Skim is a line too long to read in the time a read has, being
+	// passed over across reads (see lineReader.passOver); nil when none.
+	Skim *Skim `json:",omitempty"`
 
 	c *carry // in-process only: see carry
+}
+
+// Skim is how far a line being passed over is known to have no newline:
+// it starts at byte At (where the reads stop, and the next starts) and
+// its first Past bytes hold none.
+type Skim struct {
+	At, Past int64
 }
 
 // Result sums up one read.

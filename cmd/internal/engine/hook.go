@@ -266,6 +266,13 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 	if fs.Read {
 		r.note("ingested %d messages and %d compactions", fs.Counts.Messages, fs.Counts.Compactions)
 	}
+	if fs.Skipped > 0 {
+		why := ""
+		if len(fs.Skips) > 0 {
+			why = ": " + fs.Skips[0].Reason
+		}
+		r.note("skipped %d line(s) of the transcript%s", fs.Skipped, why)
+	}
 	if st := e.Opened(); st != nil && ctx.Err() == nil {
 		if n, err := e.flushPending(store.WithLockDeadline(ctx, c.lockBy), st); err == nil && n > 0 {
 			r.note("stored %d handoff(s) left pending by an earlier PreCompact", n)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeLongLineTranscript writes a Claude Code transcript of a short first
+// message, one line of about size bytes (a user message), and a last
+// message saying word; it returns its path.
+func writeLongLineTranscript(t *testing.T, dir, session string, size int, word string) string {
+	t.Helper()
+	path := filepath.Join(dir, session+".jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	msg := func(uuid, text string) {
+		b, _ := json.Marshal(map[string]any{"type": "user", "uuid": uuid, "sessionId": session, "cwd": "/home/dev/src/big",
+			"timestamp": "2026-03-02T09:00:00Z", "message": map[string]any{"role": "user", "content": text}})
+		w.Write(append(b, '\n'))
+	}
+	msg("first", "cat the whole log")
+	w.WriteString(`{"type":"user","uuid":"big","sessionId":"` + session + `","cwd":"/home/dev/src/big","timestamp":"2026-03-02T09:00:01Z","message":{"role":"user","content":"`)
+	chunk := strings.Repeat("INFO request served in 3ms path=/api/v1/items ", 1<<12)
+	for n := 0; n < size; n += len(chunk) {
+		w.WriteString(chunk)
+	}
+	w.WriteString("\"}}\n")
+	msg("after", word+" comes after the long line")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHookPassesAnOverLongLine: a transcript line too long for a hook to
+// read in its budget (150 MB, at the real default limits) is skipped,
+// counted in the receipt, and the cursor moves past it: the lines after
+// it are recorded by the same hook run or the next, each run within its
+// budget. Before, every Stop, PostToolUse and SessionEnd spent its budget
+// on the line and recorded nothing after it, every turn.
+func TestHookPassesAnOverLongLine(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	const session = "5b5b5b5b-0000-4000-8000-000000000150"
+	path := writeLongLineTranscript(t, home, session, 150<<20, "zebrafinch")
+	fi, _ := os.Stat(path)
+	in := hookInput("Stop", session, path, home, map[string]any{"stop_hook_active": false})
+	found := false
+	for run := 1; run <= 2 && !found; run++ {
+		p := startBin(t, home, in, "--db", db, "hook")
+		took := endsWithin(t, p, time.Second+slack)
+		if p.exitCode != 0 {
+			t.Errorf("Stop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
+		}
+		hits, _ := search(t, home, db, "zebrafinch")
+		found = len(hits) > 0
+		t.Logf("Stop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
+	}
+	if !found {
+		t.Fatal("two Stop runs did not record the line after the 150 MB one")
+	}
+	var off int64
+	rawDB(t, db).Get(&off, `SELECT coalesce(max(offset), 0) FROM cursors`)
+	if off != fi.Size() {
+		t.Errorf("cursor at %d, want the end of the file (%d)", off, fi.Size())
+	}
+	if r := runBin(t, home, "", "--db", db, "hooks", "log", "--json"); !strings.Contains(r.stdout, "skipped 1 line") {
+		t.Errorf("no receipt says a line was skipped: %.1000s", r.stdout)
+	}
+	// What is appended later is recorded by the next hook, at once.
+	appendFile(t, path, []byte(`{"type":"user","uuid":"later","sessionId":"`+session+`","cwd":"/home/dev/src/big","timestamp":"2026-03-02T09:00:05Z","message":{"role":"user","content":"quokka later on"}}`+"\n"))
+	p := startBin(t, home, in, "--db", db, "hook")
+	endsWithin(t, p, time.Second+slack)
+	if hits, _ := search(t, home, db, "quokka"); len(hits) == 0 {
+		t.Errorf("the line appended after the long one is not recorded by the next Stop")
+	}
+}
