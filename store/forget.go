@@ -68,9 +68,10 @@ func (s *Store) Forget(ctx context.Context, sessionID string, dryRun bool) (Forg
 // the file, whatever their number (forget --project).
 func (s *Store) ForgetSessions(ctx context.Context, sessionIDs []string, dryRun bool) ([]Forgotten, error) {
 	var fs []Forgotten
+	var xid int64
 	err := Retry(ctx, func() error {
 		var err error
-		fs, err = s.forget(ctx, sessionIDs, dryRun)
+		fs, xid, err = s.forget(ctx, sessionIDs, dryRun)
 		return err
 	})
 	if err != nil || dryRun || len(sessionIDs) == 0 {
@@ -78,7 +79,7 @@ func (s *Store) ForgetSessions(ctx context.Context, sessionIDs []string, dryRun 
 	}
 	rewritten, truncated, why := true, false, ""
 	if s.pg {
-		why = s.scrubPG(ctx)
+		why = s.scrubPG(ctx, xid)
 		rewritten = why == ""
 	} else if truncated, err = s.scrub(ctx); err != nil {
 		return fs, fmt.Errorf("forget: %w", err)
@@ -96,14 +97,23 @@ var forgetTables = []string{"compactions", "handoffs", "notes", "messages", "cur
 // and reports why it could not ("" when it did). A DELETE in PostgreSQL
 // leaves the row's bytes in the table's pages (and in its TOAST table and
 // indexes) until they are reused; plain VACUUM only marks the space free.
-// VACUUM FULL writes each table anew, without them, and its indexes too.
+// VACUUM FULL writes each table anew, without them, and its indexes too;
+// ANALYZE with it replaces the column statistics, which sample rows.
+//
 // It needs the tables' owner, and takes each table's exclusive lock while
 // it runs (other clients wait): it waits at most 5 s for that lock, and
-// gives up rather than queue everyone behind a long transaction. What it
-// cannot reach is the server's: the write-ahead log (pg_wal, until its
-// segments are recycled and overwritten), WAL archives, replicas, backups,
-// and the blocks the old files held on disk.
-func (s *Store) scrubPG(ctx context.Context) string {
+// gives up rather than queue everyone behind a long transaction. A
+// transaction that began before the delete (xid) may still read the rows,
+// so VACUUM FULL copies them too: it waits for such transactions in this
+// database up to snapshotWait (an autovacuum's ANALYZE, another client's
+// read), and says so when one is still open. It also rewrites the
+// statistics catalog (pg_statistic) where this role may (a superuser):
+// elsewhere its old sample rows stay in the catalog's free space until the
+// server reuses it. What it cannot reach is the server's: the
+// write-ahead log (pg_wal, until its segments are recycled and
+// overwritten), WAL archives, replicas, backups, and the blocks the old
+// files held on disk.
+func (s *Store) scrubPG(ctx context.Context, xid int64) string {
 	var notOwned []string
 	if err := s.db.SelectContext(ctx, &notOwned, `SELECT c.relname FROM pg_class c
 		WHERE c.relname = ANY(string_to_array(?, ',')) AND c.relkind = 'r' AND pg_table_is_visible(c.oid)
@@ -113,6 +123,7 @@ func (s *Store) scrubPG(ctx context.Context) string {
 	if len(notOwned) > 0 {
 		return "this role does not own " + strings.Join(notOwned, ", ")
 	}
+	older := s.olderSnapshots(ctx, xid)
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return oneLine(err)
@@ -127,41 +138,83 @@ func (s *Store) scrubPG(ctx context.Context) string {
 			return oneLine(err)
 		}
 	}
-	if _, err := conn.ExecContext(ctx, `VACUUM FULL `+strings.Join(forgetTables, ", ")); err != nil {
+	if _, err := conn.ExecContext(ctx, `VACUUM (FULL, ANALYZE) `+strings.Join(forgetTables, ", ")); err != nil {
 		return oneLine(err)
 	}
+	var super bool
+	if conn.GetContext(ctx, &super, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`) == nil && super {
+		conn.ExecContext(ctx, `VACUUM FULL pg_statistic`) // best effort: the rows above are gone either way
+	}
+	if len(older) > 0 {
+		return fmt.Sprintf("a transaction open since before the forget (server process %s) may still read the rows, so the rewrite kept them; "+
+			"their bytes stay until the tables are rewritten again (VACUUM FULL) after it ends", strings.Join(older, ", "))
+	}
 	return ""
+}
+
+// snapshotWait bounds how long scrubPG waits for transactions older than
+// the forget to end.
+const snapshotWait = 10 * time.Second
+
+// olderSnapshots waits up to snapshotWait for the transactions of this
+// database that began before transaction xid to end, and returns the
+// server processes of those still open. Those of other roles are seen
+// only by a role that may read the server's statistics.
+func (s *Store) olderSnapshots(ctx context.Context, xid int64) []string {
+	deadline := time.Now().Add(snapshotWait)
+	for {
+		var pids []string
+		err := s.db.SelectContext(ctx, &pids, `SELECT pid::text FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+				AND age(backend_xmin) >= age((? % 4294967296)::text::xid) ORDER BY pid`, xid)
+		if err != nil || len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		select {
+		case <-ctx.Done():
+			return pids
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // forget deletes the sessions in one transaction, on a connection of its
 // own with secure_delete on. (The pragma stays with this connection, which
 // is closed rather than returned to the pool.)
-func (s *Store) forget(ctx context.Context, sessionIDs []string, dryRun bool) ([]Forgotten, error) {
+// On PostgreSQL it also returns the id of the transaction that deleted
+// (see scrubPG).
+func (s *Store) forget(ctx context.Context, sessionIDs []string, dryRun bool) ([]Forgotten, int64, error) {
 	if s.pg {
 		tx, _, err := s.beginWritePG(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("begin: %w", err)
+			return nil, 0, fmt.Errorf("begin: %w", err)
 		}
 		defer tx.Rollback()
-		return s.forgetIn(ctx, tx, sessionIDs, dryRun)
+		var xid int64
+		if err := tx.GetContext(ctx, &xid, `SELECT txid_current()`); err != nil {
+			return nil, 0, fmt.Errorf("forget: %w", err)
+		}
+		fs, err := s.forgetIn(ctx, tx, sessionIDs, dryRun)
+		return fs, xid, err
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, 0, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
 	defer conn.Raw(func(any) error { return driver.ErrBadConn }) // never reused: it has secure_delete on
 	if !dryRun {
 		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-			return nil, fmt.Errorf("secure delete: %w", err)
+			return nil, 0, fmt.Errorf("secure delete: %w", err)
 		}
 	}
 	tx, err := conn.BeginTxx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	return s.forgetIn(ctx, tx, sessionIDs, dryRun)
+	fs, err := s.forgetIn(ctx, tx, sessionIDs, dryRun)
+	return fs, 0, err
 }
 
 // forgetIn deletes the sessions in tx, merges the full-text indexes once,
