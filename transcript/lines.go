@@ -43,6 +43,13 @@ func cutMarker(cut, size int64) string {
 // A variable so that a test can pass a line over many reads.
 var skimFor = 200 * time.Millisecond
 
+// skipFloor is the smallest line a read passes over: a shorter one is
+// always left for the next read, which reads it whole in well under a
+// hook's budget on any machine not starved of CPU (the cutter does ~75
+// MB/s), so that a loaded machine, whose reads get little done, never
+// loses a line it could have read. (A variable for tests.)
+var skipFloor int64 = 16 << 20
+
 // errLineSkipped is the reason of a line passed over because it could
 // not be read in the time a read had.
 type errLineSkipped struct{ size int64 }
@@ -150,8 +157,8 @@ func (lr *lineReader) next() (line []byte, size int64, err error) {
 // end, keeping nothing, for skimFor more. A line longer than all this
 // read got through by its deadline (the lines before it and this one's
 // part) cannot be read by the next either: it is skipped, counted as
-// such, and the read ends after it. A shorter one is left for the next
-// read, which starts on it. A line whose end is not found in time is
+// such, and the read ends after it. A shorter one, or one under
+// skipFloor, is left for the next read, which starts on it. A line whose end is not found in time is
 // passed over across reads (errSkimming; the State keeps how far), as is
 // one the read started on already judged (judged). A read without a
 // deadline looks until the end.
@@ -166,7 +173,7 @@ func (lr *lineReader) passOver(size int64, judged bool) ([]byte, int64, error) {
 		b, err := lr.br.ReadSlice('\n')
 		size += int64(len(b))
 		if err == nil {
-			if judged || size > lr.before+read {
+			if judged || size > max(lr.before+read, skipFloor) {
 				return nil, size, errLineSkipped{size}
 			}
 			return nil, read, lr.ctx.Err() // left for the next read
@@ -178,7 +185,7 @@ func (lr *lineReader) passOver(size int64, judged bool) ([]byte, int64, error) {
 			break // the line is not complete yet
 		}
 	}
-	if judged || size > lr.before+read {
+	if judged || size > max(lr.before+read, skipFloor) {
 		lr.skimmed = size
 		return nil, 0, errSkimming
 	}

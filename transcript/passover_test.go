@@ -15,11 +15,11 @@ import (
 // count it as skipped once, never yield it, and then read on; nothing
 // before or after it is lost. (The built binary's hook test proves the
 // default limits on a 150 MB line in one run; here the skim window is cut
-// to 0.1 ms so that a 16 MB line takes many.)
+// to 0.1 ms and the floor to 1 MB, so that a 16 MB line takes many.)
 func TestPassOverLongLineAcrossReads(t *testing.T) {
-	old := skimFor
-	skimFor = 100 * time.Microsecond
-	defer func() { skimFor = old }()
+	oldSkim, oldFloor := skimFor, skipFloor
+	skimFor, skipFloor = 100*time.Microsecond, 1<<20
+	defer func() { skimFor, skipFloor = oldSkim, oldFloor }()
 	msg := func(uuid, text string) string {
 		b, _ := json.Marshal(map[string]any{"type": "user", "uuid": uuid, "sessionId": "s", "timestamp": "2026-03-02T09:00:00Z",
 			"message": map[string]any{"role": "user", "content": text}})
@@ -66,4 +66,29 @@ func TestPassOverLongLineAcrossReads(t *testing.T) {
 		t.Errorf("the long line was passed over in one read: the test does not exercise passing over across reads")
 	}
 	t.Logf("%d reads, %d of them stopped inside the long line", reads, skims)
+}
+
+// TestLongLineUnderTheFloorIsLeft: a line under skipFloor that a read's
+// deadline interrupts is left for the next read, which reads it whole
+// (cut, as any line over 4 MB): a read with little time, on a loaded
+// machine, never loses a line it could have read.
+func TestLongLineUnderTheFloorIsLeft(t *testing.T) {
+	var data bytes.Buffer
+	data.WriteString(`{"type":"user","uuid":"long","sessionId":"s","timestamp":"2026-03-02T09:00:00Z","message":{"role":"user","content":"` +
+		strings.Repeat("y", 8<<20) + " needle\"}}\n")
+	st := State{Format: FormatClaude}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	res, _ := Read(ctx, bytes.NewReader(data.Bytes()), &st, 0, 1, func(Record) error { return nil })
+	if res.Skipped != 0 || res.End != 0 || st.Skim != nil {
+		t.Fatalf("a read with 1 ms: %+v, skim %+v; want the line left for the next read", res, st.Skim)
+	}
+	var got []Record
+	res, err := Read(context.Background(), bytes.NewReader(data.Bytes()), &st, 0, 1, func(r Record) error {
+		got = append(got, r)
+		return nil
+	})
+	if err != nil || res.Skipped != 0 || len(got) != 1 || got[0].Message == nil || !strings.HasSuffix(got[0].Message.Text(), "needle") {
+		t.Errorf("the next read: %v, %+v, %d records", err, res, len(got))
+	}
 }
