@@ -55,6 +55,6 @@ func (s *Server) toolErr(tool string, err error) error {
 	case errors.As(err, &ro):
 		return &toolError{msg: fmt.Sprintf("the ledger is read-only for this server (%v): the %s tool writes to it, so it cannot run here; the other tools read the ledger as it is.", ro.Err, tool)}
 	}
-	s.log.Error("tool failed", "tool", tool, "err", clip(err.Error(), 2000))
+	s.log.Error("tool failed", "tool", tool, "err", handoff.Shorten(err.Error(), 2000))
 	return &toolError{msg: fmt.Sprintf("ledger's %s tool could not answer: the ledger's database failed (details on the server's stderr). Try again; if it keeps failing, run `ledger doctor`.", tool)}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 	sess, err := s.read.LatestProjectSession(ctx, dir, "")
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			s.log.Warn("find the project's latest session", "project", clip(dir, maxLogged), "err", err)
+			s.log.Warn("find the project's latest session", "project", handoff.Shorten(dir, maxLogged), "err", err)
 		}
 		return ""
 	}

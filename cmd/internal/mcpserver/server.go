@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -160,7 +161,7 @@ func tool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 			// repeats of the arguments.
 			err = s.toolErr(t.Name, err)
 			if msg := err.Error(); chars(msg) > s.max {
-				err = &toolError{msg: clip(msg, s.max)}
+				err = &toolError{msg: handoff.Shorten(msg, s.max)}
 			}
 			return nil, zero, err
 		}
@@ -205,7 +206,7 @@ func (s *Server) guardCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			detail = r.GetError().Error()
 		}
 		msg := argumentError(name, detail, s.schemas[name])
-		s.log.Warn("bad tool arguments", "tool", name, "detail", clip(detail, maxLogged))
+		s.log.Warn("bad tool arguments", "tool", name, "detail", handoff.Shorten(detail, maxLogged))
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}, nil
 	}
 }

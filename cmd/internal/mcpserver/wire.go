@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentledger/ledger/handoff"
 )
 
 // What one message on stdin may be. The tools' arguments are a few short
@@ -148,7 +150,7 @@ func (g *lineGuard) check(line []byte) ([]byte, bool) {
 	// The SDK's own decoder is the judge of the rest (its JSON is exact
 	// about names, unlike encoding/json's).
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		g.refuse(jsonrpc.CodeInvalidRequest, id, "invalid request: "+clip(err.Error(), 200))
+		g.refuse(jsonrpc.CodeInvalidRequest, id, "invalid request: "+handoff.Shorten(err.Error(), 200))
 		return nil, false
 	}
 	return append(line, '\n'), true
