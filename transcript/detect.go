@@ -12,8 +12,8 @@ import (
 
 // Sentinel errors of Detect.
 var (
-	// ErrUnknownFormat is returned for input that is neither a Claude Code
-	// transcript nor a Codex rollout.
+	// ErrUnknownFormat is returned for input that is not a transcript of
+	// an agent ledger reads.
 	ErrUnknownFormat = errors.New("unknown transcript format")
 	// ErrEmpty is returned for input with no content at all (or only
 	// blank lines).
@@ -83,6 +83,9 @@ func DetectContext(ctx context.Context, r io.Reader) (Format, error) {
 		eof := len(line) > 0 && line[len(line)-1] != '\n'
 		line = trimEOL(line)
 		lineNo++
+		if lineNo == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		// Blank is decided before repair, as Read does: a line of NUL
 		// bytes is bad input, not an empty line.
 		line = bytes.TrimSpace(line)
@@ -104,7 +107,7 @@ func DetectContext(ctx context.Context, r io.Reader) (Format, error) {
 	if seen == 0 {
 		return "", ErrEmpty
 	}
-	return "", fmt.Errorf("%w: no claude or codex record in the first %d lines (%s)", ErrUnknownFormat, seen, firstReason)
+	return "", fmt.Errorf("%w: no record of a known agent in the first %d lines (%s)", ErrUnknownFormat, seen, firstReason)
 }
 
 // detectOne classifies one trimmed line, or says why it cannot.
@@ -121,6 +124,9 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 	var d detectLine
 	if err := json.Unmarshal(line, &d); err != nil && !isTypeError(err) {
 		return "", "invalid json"
+	}
+	if f := detectCLIAgent(line); f != "" {
+		return f, ""
 	}
 	switch {
 	case d.Type == "":

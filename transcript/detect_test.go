@@ -48,7 +48,7 @@ func TestDetect(t *testing.T) {
 
 func TestDetectReason(t *testing.T) {
 	_, err := Detect(strings.NewReader("\nnot json\n{\"a\":1}\n"))
-	if want := "unknown transcript format: no claude or codex record in the first 2 lines (line 2: invalid json)"; err == nil || err.Error() != want {
+	if want := "unknown transcript format: no record of a known agent in the first 2 lines (line 2: invalid json)"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }

@@ -56,6 +56,12 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		p = newClaudeParser(st, emit)
 	case FormatCodex:
 		p = newCodexParser(st, emit)
+	case FormatGemini:
+		p = newGeminiParser(st, emit)
+	case FormatQwen:
+		p = newQwenParser(st, emit)
+	case FormatCopilot:
+		p = newCopilotParser(st, emit)
 	default:
 		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
 	}
@@ -108,6 +114,11 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		}
 		lineNo, off := res.NextLine, res.End
 		line := trimEOL(raw)
+		if off == 0 {
+			// A UTF-8 byte order mark some editors put at a file's start is
+			// not part of its first record.
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			line, repaired := repair(line)
 			saved := st.snapshot()
@@ -158,6 +169,9 @@ type parser interface {
 	// finish emits whatever the parser held back for a later line.
 	finish() error
 }
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // trimEOL drops a line's "\n" or "\r\n".
 func trimEOL(b []byte) []byte {
@@ -274,6 +288,8 @@ type carry struct {
 	// appended to or replaced, never written in place, so that a line's
 	// snapshot can share them.
 	queued, delivered []string
+	// gemini is what a Gemini CLI log's read carries (gemini.go).
+	gemini geminiCarry
 }
 
 // maxQueued bounds the queue a State carries.
@@ -346,10 +362,11 @@ const carriedLinks = 32
 // (so JSON written before the carry existed still reads), plus the carry.
 type stateJSON struct {
 	statePlain
-	Links       [][2]string `json:"links,omitempty"`
-	UserCompact bool        `json:"userCompact,omitempty"`
-	Queued      []string    `json:"queued,omitempty"`
-	Delivered   []string    `json:"delivered,omitempty"`
+	Links       [][2]string  `json:"links,omitempty"`
+	UserCompact bool         `json:"userCompact,omitempty"`
+	Queued      []string     `json:"queued,omitempty"`
+	Delivered   []string     `json:"delivered,omitempty"`
+	Gemini      *geminiCarry `json:"gemini,omitempty"`
 }
 
 // statePlain is State without its methods.
@@ -364,6 +381,9 @@ func (st State) MarshalJSON() ([]byte, error) {
 		v.Links = st.c.aliases.tail(carriedLinks)
 		v.UserCompact = st.c.userCompact
 		v.Queued, v.Delivered = st.c.queued, st.c.delivered
+		if g := st.c.gemini; len(g.Parents) > 0 || g.Snapshot != "" {
+			v.Gemini = &g
+		}
 	}
 	return json.Marshal(v)
 }
@@ -376,8 +396,11 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	}
 	*st = State(v.statePlain)
 	st.c = nil
-	if len(v.Links) > 0 || v.UserCompact || len(v.Queued) > 0 || len(v.Delivered) > 0 {
+	if len(v.Links) > 0 || v.UserCompact || len(v.Queued) > 0 || len(v.Delivered) > 0 || v.Gemini != nil {
 		c := st.carry()
+		if v.Gemini != nil {
+			c.gemini = *v.Gemini
+		}
 		c.userCompact = v.UserCompact
 		c.queued, c.delivered = v.Queued, v.Delivered
 		for _, l := range v.Links {
@@ -394,6 +417,7 @@ type stateSnapshot struct {
 	st                State
 	userCompact       bool
 	queued, delivered []string
+	gemini            geminiCarry
 }
 
 func (st *State) snapshot() stateSnapshot {
@@ -403,6 +427,7 @@ func (st *State) snapshot() stateSnapshot {
 		// The carry's lists are never written in place (see carry), so
 		// keeping the slices keeps their contents.
 		s.queued, s.delivered = st.c.queued, st.c.delivered
+		s.gemini = st.c.gemini
 	}
 	return s
 }
@@ -412,6 +437,7 @@ func (st *State) restore(s stateSnapshot) {
 	if st.c != nil {
 		st.c.userCompact = s.userCompact
 		st.c.queued, st.c.delivered = s.queued, s.delivered
+		st.c.gemini = s.gemini
 	}
 }
 

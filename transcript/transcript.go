@@ -14,6 +14,12 @@ type Format string
 const (
 	FormatClaude Format = "claude"
 	FormatCodex  Format = "codex"
+	// FormatGemini is Gemini CLI's chat log (gemini.go).
+	FormatGemini Format = "gemini"
+	// FormatQwen is Qwen Code's chat log (qwen.go).
+	FormatQwen Format = "qwen"
+	// FormatCopilot is GitHub Copilot CLI's events.jsonl (copilot.go).
+	FormatCopilot Format = "copilot"
 )
 
 // SessionInfo is what a line says about its session. Empty fields say
