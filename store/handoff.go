@@ -51,8 +51,9 @@ type CompactionRecord struct {
 	LogicalParent string
 	// Debounce, when set, makes the record one per compaction: nothing is
 	// written when the session has a record of the same source made less
-	// than Debounce before At. (Claude Code may fire PreCompact several
-	// times, at once, for one /compact.)
+	// than Debounce before At that the transcript's compaction has not
+	// completed yet. (Claude Code may fire PreCompact several times, at
+	// once, for one /compact.)
 	Debounce time.Duration
 }
 
@@ -135,11 +136,13 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 }
 
 // recentRecord finds the session's latest compaction record of source made
-// at or after since, and its handoff.
+// at or after since and not yet completed by the transcript's compaction,
+// and its handoff. A record the transcript completed was for a compaction
+// that has happened: a PreCompact after it is the next compaction's.
 func recentRecord(ctx context.Context, tx *sqlx.Tx, session, source string, since time.Time) (int64, bool, error) {
 	var h sql.NullInt64
 	err := tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
-		WHERE session_id = ? AND source = ? AND at >= ? ORDER BY at DESC LIMIT 1`, session, source, since.UTC())
+		WHERE session_id = ? AND source = ? AND at >= ? AND boundary_uuid IS NULL ORDER BY at DESC LIMIT 1`, session, source, since.UTC())
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
