@@ -259,7 +259,10 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 	"AskUserQuestion": true, "ExitPlanMode": true, "EnterPlanMode": true, "TodoWrite": true, "update_plan": true,
 	"view_image": true, "list_mcp_resources": true, "list_mcp_resource_templates": true, "read_mcp_resource": true,
 	"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true, "TaskCreate": true,
-	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true}
+	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true,
+	// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
+	"read_file": true, "read_many_files": true, "glob": true, "grep_search": true, "list_directory": true,
+	"google_web_search": true, "web_fetch": true, "write_todos": true, "todo_write": true, "view": true, "grep": true}
 
 // toolUse starts following a tool call until its result comes: what it
 // changes, runs or polls (callReaders, else a shell command), and how its
@@ -312,12 +315,15 @@ var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
 		}
 	},
 	"TaskOutput": pollUse, "BashOutput": pollUse, "write_stdin": pollUse,
+	// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
+	"write_file": fileUse, "replace": fileUse, "edit": fileUse, "create": fileUse,
+	"write_todos": cliTodos, "todo_write": cliTodos,
 }
 
 // fileUse is a call of a file tool: the file it changes, and what it sets
 // when the file holds settings.
 func fileUse(x *extractor, u *use, b compact.Block) {
-	p := u.input.str("file_path")
+	p := firstNonEmpty(u.input.str("file_path"), u.input.str("path")) // Copilot CLI's create, edit: path
 	if b.ToolName == "NotebookEdit" && u.input.str("notebook_path") != "" {
 		p = u.input.str("notebook_path")
 	}
@@ -363,7 +369,7 @@ func (x *extractor) shellUse(u *use, line string) {
 // Codex's memories) from the work's.
 func agentFile(p string) bool {
 	return strings.Contains(p, "/.claude/plans/") || strings.Contains(p, "/.claude/todos/") ||
-		strings.Contains(p, "/.codex/")
+		strings.Contains(p, "/.codex/") || cliAgentFile(p)
 }
 
 // patchUse reads an apply_patch patch: the files it adds, updates, moves
@@ -415,7 +421,7 @@ func (x *extractor) toolResult(b compact.Block) {
 		return // a read: its result says nothing the handoff needs
 	}
 	o := readOutcome(b.Text)
-	if claudeTools[u.name] && !b.IsError && o.background == "" {
+	if (claudeTools[u.name] || cliFileTools[u.name]) && !b.IsError && o.background == "" {
 		// Claude Code flags every failure, a non-zero exit included: no flag
 		// means success, whatever the output happens to contain.
 		o.exit, o.exitKnown = 0, true
@@ -494,7 +500,7 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 		if i < len(u.fileOps) {
 			status = u.fileOps[i]
 		}
-		if u.name == "Write" && strings.Contains(text, "File created successfully") {
+		if u.name == "Write" && strings.Contains(text, "File created successfully") || cliFileCreated(u.name, text) {
 			status = FileAdded
 		}
 		x.files.settle([]string{p}, failed, status, x.seq)
@@ -992,7 +998,7 @@ func (in input) str(key string) string {
 // {"command": ["bash", "-lc", "..."]}.
 func shellLine(tool string, in input) (string, bool) {
 	switch tool {
-	case "Bash", "shell", "exec_command", "local_shell", "shell_command", "container.exec", "run_shell_command":
+	case "Bash", "shell", "exec_command", "local_shell", "shell_command", "container.exec", "run_shell_command", "bash":
 	default:
 		return "", false
 	}
