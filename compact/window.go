@@ -19,6 +19,9 @@ const (
 	// its GPT-5 models (272,000 less the 5% Codex keeps in reserve; seen in
 	// the corpus' gpt-5.3-codex rollouts). Used when a rollout does not say.
 	CodexGPT5Window = 258_400
+	// GeminiWindow is the window Gemini CLI counts for every Gemini model
+	// (tokenLimit in its source; 0.61.0), compressing at half of it.
+	GeminiWindow = 1_048_576
 )
 
 // Window is a model's context window and where the figure comes from.
@@ -66,6 +69,8 @@ func ContextLimit(model string, betas []string) Window {
 		return Window{Tokens: DefaultContextLimit, Known: true, Source: src}
 	case strings.HasPrefix(name, "gpt-5"):
 		return Window{Tokens: CodexGPT5Window, Known: true, Source: "Codex's window for GPT-5 models"}
+	case strings.HasPrefix(name, "gemini-"):
+		return Window{Tokens: GeminiWindow, Known: true, Source: "Gemini CLI's window for Gemini models"}
 	case name == "":
 		return Window{Tokens: DefaultContextLimit, Source: "no model named: assumed " + strconv.Itoa(DefaultContextLimit)}
 	}

@@ -23,6 +23,7 @@ func TestContextLimit(t *testing.T) {
 		{"vertex id", "claude-sonnet-4@20250514", []string{Context1MBeta}, 1_000_000, true},
 		{"upper case", "Claude-Haiku-4-5", nil, 200_000, true},
 		{"codex model without a reported window", "gpt-5.3-codex", nil, CodexGPT5Window, true},
+		{"gemini model (Gemini CLI counts 1,048,576 for each)", "gemini-2.5-pro", nil, GeminiWindow, true},
 		{"unknown model", "llama-3-70b", nil, 200_000, false},
 		{"no model", "", nil, 200_000, false},
 		{"sonnet-like name that is not Claude", "sonnetina-7b", nil, 200_000, false},

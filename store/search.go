@@ -36,6 +36,7 @@ type SearchOptions struct {
 	Kind      string // "", or one of the Kind constants
 	Role      string // messages of this role only (leaves out handoffs and compactions)
 	Host      string // sessions of this machine only (Session.Host)
+	Source    string // sessions of this agent only (Session.Source)
 	Limit     int
 }
 

@@ -111,7 +111,7 @@ func (o SearchOptions) filters(q *query, ix searchIndex) {
 	o.scopeFilters(q, ix)
 }
 
-// scopeFilters adds the project, host, time and role filters, on both
+// scopeFilters adds the project, host, agent, time and role filters, on both
 // backends (SQLite narrows a session's rows by their rowids first).
 func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	if o.Project != "" {
@@ -121,6 +121,9 @@ func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	}
 	if o.Host != "" {
 		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE host = ?)", o.Host)
+	}
+	if o.Source != "" {
+		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE source = ?)", o.Source)
 	}
 	if !o.Since.IsZero() {
 		q.add(" AND t."+ix.at+" >= ?", o.Since.UTC())

@@ -16,7 +16,8 @@ package transcript
 //	session.title_changed          Session{Title}
 //	session.usage_record           Session{Usage}: the context at that model
 //	                               call (inputTokens counts the cached ones,
-//	                               which are split out); a sub-agent's are not
+//	                               which are split out), and ContextWindow
+//	                               (maxPromptTokens); a sub-agent's are not
 //	                               the session's context, and are skipped
 //	user.message                   a user Message (content, as typed); Meta
 //	                               when injected (a source such as a skill,
@@ -80,6 +81,7 @@ type copilotData struct {
 		OutputTokens     int64  `json:"outputTokens"`
 		CacheReadTokens  int64  `json:"cacheReadTokens"`
 		CacheWriteTokens int64  `json:"cacheWriteTokens"`
+		MaxPromptTokens  int64  `json:"maxPromptTokens"`
 		Initiator        string `json:"initiator"`
 	} `json:"usage"`
 	// user.message, assistant.message
@@ -179,8 +181,9 @@ func (p *copilotParser) line(data []byte, lineNo int, off int64) (string, error)
 			return "", nil
 		}
 		read, write := max(u.CacheReadTokens, 0), max(u.CacheWriteTokens, 0)
-		rec.Session = &SessionInfo{ID: sid, Time: at, Usage: &compact.Usage{InputTokens: max(u.InputTokens-read-write, 0),
-			CacheReadInputTokens: read, CacheCreationInputTokens: write, OutputTokens: max(u.OutputTokens, 0)}}
+		rec.Session = &SessionInfo{ID: sid, Time: at, ContextWindow: max(u.MaxPromptTokens, 0),
+			Usage: &compact.Usage{InputTokens: max(u.InputTokens-read-write, 0),
+				CacheReadInputTokens: read, CacheCreationInputTokens: write, OutputTokens: max(u.OutputTokens, 0)}}
 	case "user.message":
 		if d.Content == nil {
 			return "malformed copilot record (data.content)", nil

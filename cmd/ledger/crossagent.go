@@ -15,8 +15,8 @@ import (
 // first prompt of the other agent (Markdown), or with --format json the
 // resume object with "from", "to" and "prompt".
 func runCrossResume(ctx context.Context, app *App, req engine.ResumeRequest, opts *resumeOptions) error {
-	if opts.For != "claude" && opts.For != "codex" {
-		return usagef("--for %q: want claude or codex", opts.For)
+	if _, ok := engine.AgentBySource(opts.For); !ok || opts.For == "" {
+		return usagef("--for %q: want one of %s", opts.For, engine.AgentSources())
 	}
 	if opts.Format == "hook" {
 		return usagef("--for prints a first prompt: use --format md or json")
@@ -45,24 +45,24 @@ type handoffToOptions struct {
 // command.
 func addHandoffTo(app *App, cmd *cobra.Command) {
 	opts := &handoffToOptions{}
-	cmd.Use = "handoff [--to claude|codex SESSION]"
+	cmd.Use = "handoff [--to AGENT SESSION]"
 	cmd.Long += `
 
-With --to AGENT SESSION, print the command line that starts AGENT (claude or
-codex) in the session's project with its handoff as the first prompt
-('ledger resume --for AGENT SESSION'), whichever agent the session ran in.`
+With --to AGENT SESSION, print the command line that starts AGENT (` + engine.AgentSources() + `)
+in the session's project with its handoff as the first prompt ('ledger resume
+--for AGENT SESSION'), whichever agent the session ran in.`
 	cmd.Example += `
   ledger handoff --to codex 258c7280`
-	cmd.Flags().StringVar(&opts.To, "to", "", "print the command line that starts this `agent` (claude or codex) from SESSION's handoff")
+	cmd.Flags().StringVar(&opts.To, "to", "", "print the command line that starts this `agent` ("+engine.AgentSources()+") from SESSION's handoff")
 	cmd.Args = argsUsage(cobra.MaximumNArgs(1))
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		switch {
 		case opts.To == "" && len(args) == 0:
 			return cmd.Help()
 		case opts.To == "":
-			return usagef("ledger handoff SESSION: say which agent to hand it to with --to claude|codex (or use handoff show)")
-		case opts.To != "claude" && opts.To != "codex":
-			return usagef("--to %q: want claude or codex", opts.To)
+			return usagef("ledger handoff SESSION: say which agent to hand it to with --to AGENT (%s; or use handoff show)", engine.AgentSources())
+		case !knownAgent(opts.To):
+			return usagef("--to %q: want one of %s", opts.To, engine.AgentSources())
 		case len(args) == 0:
 			return usagef("--to %s: which SESSION?", opts.To)
 		}
@@ -84,7 +84,8 @@ func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg str
 	if app.dbFlag != "" {
 		flags = append(flags, "--db", engine.AbsPath(app.dbFlag))
 	}
-	fmt.Fprintln(app.Stdout, agentconfig.AgentStartCommand(opts.To, exe, sess.ID, sess.Project, flags...))
+	a, _ := engine.AgentBySource(opts.To)
+	fmt.Fprintln(app.Stdout, agentconfig.AgentCommandLine(a.Command, a.Source, exe, sess.ID, sess.Project, flags...))
 	return nil
 }
 
@@ -101,4 +102,10 @@ func ledgerCommand(app *App) string {
 		flags = append(flags, "--db", engine.AbsPath(app.dbFlag))
 	}
 	return agentconfig.LedgerCommand(exe, flags...)
+}
+
+// knownAgent tells whether name is an agent ledger reads.
+func knownAgent(name string) bool {
+	_, ok := engine.AgentBySource(name)
+	return ok && name != ""
 }

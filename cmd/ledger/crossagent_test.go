@@ -55,8 +55,8 @@ func TestCrossAgentResume(t *testing.T) {
 	if r := runBin(t, home, "", "--db", db, "resume", "--for", "claude", "5b3e9c1a"); strings.Contains(r.stdout, "other names") {
 		t.Error("a Claude session resumed for Claude maps tools")
 	}
-	if r := runBin(t, home, "", "--db", db, "resume", "--for", "gemini", "5b3e9c1a"); r.code != 2 {
-		t.Errorf("--for gemini: exit %d", r.code)
+	if r := runBin(t, home, "", "--db", db, "resume", "--for", "cursor", "5b3e9c1a"); r.code != 2 {
+		t.Errorf("--for cursor: exit %d", r.code)
 	}
 
 	// handoff --to prints a command line; run it with a stand-in codex that

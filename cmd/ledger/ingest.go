@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store"
 )
 
 type ingestOptions struct {
@@ -20,19 +22,25 @@ type ingestOptions struct {
 func newIngestCmd(app *App) *cobra.Command {
 	opts := &ingestOptions{}
 	cmd := &cobra.Command{
-		Use:   "ingest PATH...",
+		Use:   "ingest [PATH...]",
 		Short: "Read agent transcripts into the ledger (incremental, idempotent)",
-		Long: `Read Claude Code and Codex CLI transcripts into the ledger. PATH is a transcript
-file or a folder walked recursively for *.jsonl (symlinks followed, loops not).
+		Long: `Read the agents' transcripts into the ledger: Claude Code, Codex CLI, Gemini CLI,
+Qwen Code and GitHub Copilot CLI sessions. PATH is a transcript file or a folder
+walked recursively for *.jsonl (symlinks followed, loops not). Without PATH,
+every agent's own sessions folder that exists is read: ~/.claude/projects,
+~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects, ~/.copilot/session-state
+(or where each agent's environment moves them: $CLAUDE_CONFIG_DIR, $CODEX_HOME,
+$GEMINI_CLI_HOME, $QWEN_RUNTIME_DIR or $QWEN_HOME, $COPILOT_HOME).
 
 Ingest is incremental: for each file ledger remembers the byte offset after the
 last complete line and a fingerprint of the file's head, so the next run reads
 only what was appended; a file that shrank or was rewritten is read again.
 Running it twice adds nothing. A last line still being written is left for the
 next run. Malformed lines are skipped, counted and reported, never fatal.`,
-		Example: `  ledger ingest ~/.claude/projects ~/.codex/sessions
+		Example: `  ledger ingest
+  ledger ingest ~/.claude/projects ~/.codex/sessions
   ledger ingest ~/.claude/projects/-home-me-src-app/1f0c....jsonl --json`,
-		Args: argsUsage(cobra.MinimumNArgs(1)),
+		Args: argsUsage(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runIngest(cmd.Context(), app, opts)
@@ -54,7 +62,24 @@ func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 			return func(n int64) { bar.Add64(n) }
 		}
 	}
-	sum, err := app.Engine().Ingest(ctx, opts.Paths, o)
+	paths := opts.Paths
+	var folders []engine.AgentFolder
+	if len(paths) == 0 {
+		home, err := app.home()
+		if err != nil {
+			return err
+		}
+		var missing []engine.AgentFolder
+		folders, missing = engine.ExistingTranscriptFolders(home, app.Getenv)
+		if len(folders) == 0 {
+			return notFound{fmt.Sprintf("no agent sessions folder here (looked for %s): name the transcripts to read", folderList(missing))}
+		}
+		for _, f := range folders {
+			paths = append(paths, f.Path)
+		}
+	}
+	sum, err := app.Engine().Ingest(ctx, paths, o)
+	sum.Folders = folders
 	if bar != nil {
 		bar.Finish()
 		fmt.Fprintln(app.Stderr)
@@ -64,7 +89,7 @@ func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 	}
 	for _, u := range sum.Unrecognized {
 		if !sum.Explicit[u] {
-			fmt.Fprintf(app.Stderr, "ledger: warning: %s: not a Claude Code or Codex transcript, skipped\n", u)
+			fmt.Fprintf(app.Stderr, "ledger: warning: %s: not a transcript of an agent ledger reads, skipped\n", u)
 		}
 	}
 	for _, f := range sum.Failed {
@@ -75,6 +100,9 @@ func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
 			return err
 		}
 	} else {
+		if len(folders) > 0 {
+			fmt.Fprintf(app.Stdout, "read %s\n", folderList(folders))
+		}
 		printIngest(app.Stdout, sum)
 	}
 	if err != nil {
@@ -119,3 +147,20 @@ func newProgress(stderr io.Writer, getenv func(string) string, total int64) *pro
 	}
 	return progressbar.NewOptions64(total, opts...)
 }
+
+// folderList names agent folders for people: "~/.claude/projects
+// (Claude Code), ...".
+func folderList(fs []engine.AgentFolder) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Path + " (" + engine.AgentName(f.Agent) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notFound is an error that exits 3 (store.ErrNotFound) with its own
+// message.
+type notFound struct{ msg string }
+
+func (e notFound) Error() string { return e.msg }
+func (e notFound) Unwrap() error { return store.ErrNotFound }

@@ -252,7 +252,7 @@ func TestIngestBadInput(t *testing.T) {
 	if len(got.Unrecognized) != 1 || !strings.HasSuffix(got.Unrecognized[0], "notes.jsonl") {
 		t.Errorf("unrecognized = %v, want notes.jsonl", got.Unrecognized)
 	}
-	if !strings.Contains(r.stderr, "notes.jsonl: not a Claude Code or Codex transcript") {
+	if !strings.Contains(r.stderr, "notes.jsonl: not a transcript of an agent ledger reads") {
 		t.Errorf("stderr does not report the unrecognized file: %q", r.stderr)
 	}
 
@@ -263,8 +263,8 @@ func TestIngestBadInput(t *testing.T) {
 		msg  string
 	}{
 		{"missing path", []string{"ingest", filepath.Join(home, "nope")}, 1, "no such file"},
-		{"explicit non-transcript", []string{"ingest", filepath.Join(dir, "notes.jsonl")}, 1, "not a Claude Code or Codex transcript"},
-		{"no path", []string{"ingest"}, 2, "requires at least 1 arg"},
+		{"explicit non-transcript", []string{"ingest", filepath.Join(dir, "notes.jsonl")}, 1, "not a transcript of an agent ledger reads"},
+		{"no path, no agent folder", []string{"ingest"}, 3, "no agent sessions folder here"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ Code cuts anything longer to a preview).`,
 	cmd.Flags().StringVar(&opts.Project, "project", "", "resume the latest session of this project `folder` (default: the current folder)")
 	cmd.Flags().IntVar(&opts.Budget, "budget", handoff.DefaultResumeBudget, "fit the context in `N` tokens")
 	cmd.Flags().StringVar(&opts.Format, "format", "md", "`md`, json, or hook (Claude Code SessionStart output)")
-	cmd.Flags().StringVar(&opts.For, "for", "", "print it as the first prompt of a session of this `agent` (claude or codex), whichever agent the session ran in")
+	cmd.Flags().StringVar(&opts.For, "for", "", "print it as the first prompt of a session of this `agent` ("+engine.AgentSources()+"), whichever agent the session ran in")
 	return cmd
 }
 

@@ -22,6 +22,7 @@ type searchOptions struct {
 	Kind    string
 	Role    string
 	Host    string
+	Agent   string
 	Limit   int
 	JSON    bool
 }
@@ -55,7 +56,8 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
   ledger search -- --verbose             # a word that looks like a long flag: after --
   ledger search TestSessionExpiry --kind handoff --json
   ledger search 'migrate* OR goose' --project ~/src/app --role assistant
-  ledger search 'migration failed' --host ci-runner-2   # one machine's, on a team ledger`,
+  ledger search 'migration failed' --host ci-runner-2   # one machine's, on a team ledger
+  ledger search 'rate limit' --agent gemini             # Gemini CLI's sessions only`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		// A query may start with '-' (see queryArgs).
 		Annotations: map[string]string{queryAnnotation: "true"},
@@ -78,6 +80,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff, compaction or note")
 	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user, assistant, system or tool")
 	f.StringVar(&opts.Host, "host", "", "only sessions of this machine (`name`, as sessions --json shows it)")
+	f.StringVar(&opts.Agent, "agent", "", "only sessions of this `agent`: "+engine.AgentSources())
 	f.IntVar(&opts.Limit, "limit", 20, "show at most `N` hits")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
@@ -92,6 +95,12 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		return usagef("--%v", err)
 	}
 	req.Kind, req.Role, req.Host = opts.Kind, opts.Role, opts.Host
+	if opts.Agent != "" {
+		if _, ok := engine.AgentBySource(opts.Agent); !ok {
+			return usagef("--agent %q: want one of %s", opts.Agent, engine.AgentSources())
+		}
+		req.Source = opts.Agent
+	}
 	var err error
 	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 type sessionsOptions struct {
 	Project string
 	Host    string
+	Agent   string
 	Limit   int
 	JSON    bool
 }
@@ -28,20 +29,26 @@ func newSessionsCmd(app *App) *cobra.Command {
 		Use:   "sessions",
 		Short: "List sessions, newest activity first",
 		Long: `List the sessions in the ledger, newest activity first, with their source
-(claude or codex), project folder, title, message and compaction counts.`,
+(the agent: claude, codex, gemini, qwen, copilot), project folder, title,
+message and compaction counts.`,
 		Example: `  ledger sessions --limit 10
   ledger sessions --project . --json
-  ledger sessions --host build-runner-3   # one machine's, on a team ledger`,
+  ledger sessions --host build-runner-3   # one machine's, on a team ledger
+  ledger sessions --agent copilot         # Copilot CLI's sessions only`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Limit < 0 {
 				return usagef("--limit must be 0 (no limit) or more, not %d", opts.Limit)
+			}
+			if _, ok := engine.AgentBySource(opts.Agent); opts.Agent != "" && !ok {
+				return usagef("--agent %q: want one of %s", opts.Agent, engine.AgentSources())
 			}
 			return runSessions(cmd.Context(), app, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Project, "project", "", "only sessions of this project `folder` (or below it)")
 	cmd.Flags().StringVar(&opts.Host, "host", "", "only sessions of this machine (`name` as on the session: see --json)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only sessions of this `agent`: "+engine.AgentSources())
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "show at most `N` sessions (0: all)")
 	jsonFlag(cmd, &opts.JSON)
 	return cmd
@@ -49,7 +56,7 @@ func newSessionsCmd(app *App) *cobra.Command {
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 	app.reads()
-	list, err := app.Engine().SessionsOf(ctx, store.SessionFilter{Project: opts.Project, Host: opts.Host, Limit: opts.Limit})
+	list, err := app.Engine().SessionsOf(ctx, store.SessionFilter{Project: opts.Project, Host: opts.Host, Source: opts.Agent, Limit: opts.Limit})
 	if err != nil {
 		return err
 	}

@@ -53,14 +53,21 @@ func UninstallCodexHooks(doc []byte) ([]byte, error) {
 // its first prompt, which the ledger binary at exe prints (`resume --for`,
 // after flags such as --db).
 func AgentStartCommand(agent, exe, session, project string, flags ...string) string {
+	return AgentCommandLine(agent, agent, exe, session, project, flags...)
+}
+
+// AgentCommandLine is AgentStartCommand for an agent started by command
+// (its program and the flags that take a first prompt and stay open:
+// "qwen -i"), agent being its name for `resume --for`.
+func AgentCommandLine(command, agent, exe, session, project string, flags ...string) string {
 	arg := shellQuote(session)
 	if strings.HasPrefix(session, "-") {
 		// An id from a transcript is never taken for a flag
 		// (--cpuprofile=FILE would write FILE).
 		arg = "-- " + arg
 	}
-	resume := LedgerCommand(exe, flags...) + " resume --for " + agent + " " + arg
-	line := agent + ` "$(` + resume + `)"`
+	resume := LedgerCommand(exe, flags...) + " resume --for " + shellQuote(agent) + " " + arg
+	line := command + ` "$(` + resume + `)"`
 	if project != "" {
 		line = "cd " + shellQuote(project) + " && " + line
 	}

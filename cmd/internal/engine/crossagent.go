@@ -11,20 +11,19 @@ import (
 	"github.com/agentledger/ledger/store"
 )
 
-// AgentName is an agent's name for people: "Claude Code", "Codex".
+// AgentName is an agent's name for people: "Claude Code", "Codex",
+// "Gemini CLI".
 func AgentName(source string) string {
-	switch source {
-	case "claude", "":
-		return "Claude Code"
-	case "codex":
-		return "Codex"
+	if a, ok := AgentBySource(source); ok {
+		return a.Name
 	}
 	return source
 }
 
 // toolMap is how one agent's tools are called in the other, for a handoff
-// that crosses: the tools a handoff's text may name (file edits, the
-// shell, the task list), from → to.
+// that crosses between Claude Code and Codex: the tools a handoff's text
+// may name (file edits, the shell, the task list), from → to. Other pairs
+// are made from each agent's AgentTools (toolLines).
 var toolMap = map[string][][2]string{
 	"claude>codex": {
 		{"Edit, MultiEdit, Write (file edits)", "apply_patch"},
@@ -41,12 +40,34 @@ var toolMap = map[string][][2]string{
 	},
 }
 
-// planTool is the tool that holds an agent's task list.
-func planTool(agent string) string {
-	if agent == "codex" {
-		return "update_plan"
+// toolLines is how from's tools are called in to, by role: toolMap's
+// wording for Claude Code and Codex, else each role both agents have a
+// tool for.
+func toolLines(from, to Agent) [][2]string {
+	if m, ok := toolMap[from.Source+">"+to.Source]; ok {
+		return m
 	}
-	return "TodoWrite"
+	var out [][2]string
+	for _, r := range []struct{ role, a, b string }{
+		{"file edits", from.Tools.Edit, to.Tools.Edit},
+		{"the shell", from.Tools.Shell, to.Tools.Shell},
+		{"reading and searching files", from.Tools.Read, to.Tools.Read},
+		{"the task list", from.Tools.Plan, to.Tools.Plan},
+		{"the web", from.Tools.Web, to.Tools.Web},
+	} {
+		if r.a != "" && r.b != "" && r.a != r.b {
+			out = append(out, [2]string{r.a + " (" + r.role + ")", r.b})
+		}
+	}
+	return out
+}
+
+// planTool is the tool that holds an agent's task list ("" for none).
+func planTool(agent string) string {
+	if a, ok := AgentBySource(agent); ok {
+		return a.Tools.Plan
+	}
+	return ""
 }
 
 // CrossResume is a session's resume context as the first prompt of a
@@ -58,22 +79,24 @@ type CrossResume struct {
 }
 
 // CrossResume renders the resume context of req's session as a first
-// prompt for the agent to ("claude" or "codex"), whichever agent the
+// prompt for the agent to (an Agent's Source), whichever agent the
 // session ran in: which agent and session it comes from and when, the
 // other agent's tool names in this one's, the task list as a plan to
 // record first, and the resume context itself, fenced as recorded data.
 func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) (CrossResume, error) {
-	if to != "claude" && to != "codex" {
-		return CrossResume{}, fmt.Errorf("--for %q: want claude or codex", to)
+	toAgent, ok := AgentBySource(to)
+	if !ok || to == "" {
+		return CrossResume{}, fmt.Errorf("--for %q: want one of %s", to, AgentSources())
 	}
 	r, err := e.Resume(ctx, req)
 	if err != nil {
 		return CrossResume{}, err
 	}
-	from := r.Session.Source
-	if from != "codex" {
-		from = "claude"
+	fromAgent, ok := AgentBySource(r.Session.Source)
+	if !ok {
+		fromAgent, _ = AgentBySource("claude")
 	}
+	from := fromAgent.Source
 	var b strings.Builder
 	// Ledger's own lines name the session only by a plain id: its project,
 	// branch and tasks are recorded data, inside the fence (the resume
@@ -96,14 +119,18 @@ func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) 
 		b.WriteString("Its handoff, extracted from its latest messages, is below.")
 	}
 	b.WriteString(" Check it against the code before acting on it, then continue with the next steps.\n")
-	if m := toolMap[from+">"+to]; m != nil {
+	if m := toolLines(fromAgent, toAgent); len(m) > 0 {
 		fmt.Fprintf(&b, "\nThe handoff was recorded in %s, whose tools have other names here:\n", AgentName(from))
 		for _, p := range m {
 			fmt.Fprintf(&b, "- %s → %s\n", p[0], p[1])
 		}
 	}
 	if plan := planSteps(r.Handoff.Tasks); len(plan) > 0 {
-		fmt.Fprintf(&b, "\nIts task list, to record first as your plan with %s:\n", planTool(to))
+		if tool := planTool(to); tool != "" {
+			fmt.Fprintf(&b, "\nIts task list, to record first as your plan with %s:\n", tool)
+		} else {
+			b.WriteString("\nIts task list, to keep as your plan:\n")
+		}
 		var steps strings.Builder
 		for i, s := range plan {
 			fmt.Fprintf(&steps, "%d. [%s] %s\n", i+1, s.Status, s.Subject)
@@ -150,7 +177,7 @@ func (e *Engine) crossAgentOffer(ctx context.Context, in HookInput, o HookOption
 		return false
 	}
 	self := o.Agent
-	if self != "codex" {
+	if _, ok := AgentBySource(self); !ok || self == "" {
 		self = "claude"
 	}
 	if sess.Source == self || sess.Source == "" {

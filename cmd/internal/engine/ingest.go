@@ -31,6 +31,8 @@ type IngestSummary struct {
 	SkipsNotListed int          `json:"skips_not_listed"`
 	Unrecognized   []string     `json:"unrecognized"`
 	Failed         []FileFailed `json:"failed"`
+	// Folders are the agents' folders read when no path was named.
+	Folders []AgentFolder `json:"folders,omitempty"`
 	// Explicit are the unrecognized files named on the command line rather
 	// than found in a folder: an error, not a warning.
 	Explicit map[string]bool `json:"-"`
@@ -156,7 +158,7 @@ func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummar
 				if cerr := b.commit(ctx, in, sum, ref); cerr != nil {
 					return cerr
 				}
-				return fmt.Errorf("%s: not a Claude Code or Codex transcript (%w)", path, err)
+				return fmt.Errorf("%s: not a transcript of an agent ledger reads (%w)", path, err)
 			}
 		case ctx.Err() != nil:
 			return fmt.Errorf("interrupted: %w", ctx.Err())

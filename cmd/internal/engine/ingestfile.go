@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -253,8 +254,13 @@ func planRead(ctx context.Context, f *os.File, fi os.FileInfo, cur store.Cursor,
 		return readPlan{}, err
 	}
 	st := transcript.State{Format: format}
-	if format == transcript.FormatClaude {
+	switch format {
+	case transcript.FormatClaude:
 		st.SessionID = transcript.SessionHint(f.Name())
+	case transcript.FormatCopilot:
+		// session-state/<session>/events.jsonl: for a file whose
+		// session.start line is gone.
+		st.SessionID = transcript.SessionHint(filepath.Dir(f.Name()))
 	}
 	return readPlan{start: 0, line: 1, state: st}, nil
 }

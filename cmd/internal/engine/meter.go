@@ -112,10 +112,11 @@ func liveContext(msgs []compact.Message) []compact.Message {
 	return out
 }
 
-// codexUsage is a Codex session's latest usage, which the ledger keeps on
-// the session (Codex reports usage apart from its messages).
+// codexUsage is a Codex (or Copilot CLI) session's latest usage, which
+// the ledger keeps on the session (they report usage apart from their
+// messages).
 func codexUsage(sess store.Session) *compact.Usage {
-	if sess.Source != "codex" || sess.ContextTokens <= 0 {
+	if sess.Source != "codex" && sess.Source != "copilot" || sess.ContextTokens <= 0 {
 		return nil
 	}
 	return &compact.Usage{InputTokens: sess.ContextTokens}

@@ -51,7 +51,7 @@ func (s *Server) toolErr(tool string, err error) error {
 	case errors.As(err, &ns):
 		return &toolError{msg: fmt.Sprintf("no %s in the ledger. Call the sessions tool to list the sessions it holds (pass a full id or a unique prefix of one); a session the ledger has not seen yet appears once its transcript is ingested (ledger's hooks, or `ledger ingest`).", sessionName("", ns.arg))}
 	case errors.As(err, &np):
-		return &toolError{msg: fmt.Sprintf("the ledger has no session of project %s yet. Call the sessions tool without a project to list every session it holds; a project's sessions appear once their transcripts are ingested (ledger's hooks, or `ledger ingest ~/.claude/projects ~/.codex/sessions`).", np.project)}
+		return &toolError{msg: fmt.Sprintf("the ledger has no session of project %s yet. Call the sessions tool without a project to list every session it holds; a project's sessions appear once their transcripts are ingested (ledger's hooks, or `ledger ingest`).", np.project)}
 	case errors.As(err, &ro):
 		return &toolError{msg: fmt.Sprintf("the ledger is read-only for this server (%v): the %s tool writes to it, so it cannot run here; the other tools read the ledger as it is.", ro.Err, tool)}
 	}

@@ -105,7 +105,7 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 		return "", SessionsOut{}, err
 	}
 	rows := engine.SessionRows(list)
-	empty := "The ledger holds no sessions yet: they appear once transcripts are ingested (ledger's hooks, or `ledger ingest ~/.claude/projects ~/.codex/sessions`).\n"
+	empty := "The ledger holds no sessions yet: they appear once transcripts are ingested (ledger's hooks, or `ledger ingest`).\n"
 	if in.Project != "" {
 		empty = fmt.Sprintf("No sessions of project %s in the ledger; call sessions without project to list every project's.\n", in.Project)
 	}

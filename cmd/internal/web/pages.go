@@ -108,6 +108,7 @@ func link(path string, kv ...string) string {
 
 type sessionsData struct {
 	Project, Agent, Since, Until string
+	Agents                       []engine.Agent // the agent filter's choices
 	Rows                         []sessionRow
 	Page                         int
 	Prev, Next                   string
@@ -123,15 +124,13 @@ type sessionRow struct {
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d := sessionsData{Project: q.Get("project"), Agent: q.Get("agent"), Since: q.Get("since"), Until: q.Get("until")}
+	d := sessionsData{Project: q.Get("project"), Agent: q.Get("agent"), Since: q.Get("since"), Until: q.Get("until"), Agents: engine.Agents()}
 	err := func() error {
 		f := store.SessionFilter{Project: d.Project, Limit: sessionsPerPage}
-		switch d.Agent {
-		case "", "claude", "codex":
-			f.Source = d.Agent
-		default:
-			return badf("agent %q: want claude or codex", d.Agent)
+		if _, ok := engine.AgentBySource(d.Agent); d.Agent != "" && !ok {
+			return badf("agent %q: want one of %s", d.Agent, engine.AgentSources())
 		}
+		f.Source = d.Agent
 		var err error
 		if f.Since, err = timeParam(q, "since"); err != nil {
 			return err
