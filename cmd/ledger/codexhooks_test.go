@@ -206,7 +206,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 	if got, _ := os.ReadFile(path); r.code != 1 || string(got) != "{\"hooks\": {" || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("broken hooks.json: exit %d, stderr %q, file %q", r.code, r.stderr, got)
 	}
-	bad := runBin(t, home, "", "hooks", "install", "--agent", "gemini")
+	bad := runBin(t, home, "", "hooks", "install", "--agent", "cursor")
 	if bad.code != 2 || strings.Count(strings.TrimSpace(bad.stderr), "\n") != 0 {
 		t.Errorf("unknown agent: exit %d, %q", bad.code, bad.stderr)
 	}

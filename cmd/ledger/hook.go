@@ -11,6 +11,7 @@ import (
 
 type hookOptions struct {
 	Agent   string
+	Event   string
 	Mode    string
 	Startup bool
 }
@@ -19,7 +20,7 @@ func newHookCmd(app *App) *cobra.Command {
 	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Run as a Claude Code or Codex hook (reads the hook's JSON on stdin)",
+		Short: "Run as an agent's hook (reads the hook's JSON on stdin)",
 		Long: `Run as a Claude Code (or, with --agent codex, Codex CLI) hook: read the
 hook input on stdin and act on its hook_event_name. Installed by 'ledger hooks
 install'; you do not run it by hand.
@@ -44,7 +45,13 @@ install'; you do not run it by hand.
 
 With --agent codex it reads Codex CLI's hook input and prints only what
 Codex's output schema allows (installed by 'ledger hooks install --agent
-codex'). Every decision is a receipt: see 'ledger hooks log'.
+codex'). With --agent gemini, qwen or copilot it reads the hook input of
+Gemini CLI, Qwen Code or GitHub Copilot CLI, whose events it handles as the
+ones above (Gemini CLI's PreCompress as PreCompact, its AfterAgent as Stop;
+Copilot CLI's camelCase events, named by --event, and their PascalCase
+aliases), and prints the session-start context in each one's form. Gemini
+CLI fires PreCompress before every turn: a handoff is written only when a
+compression is due. Every decision is a receipt: see 'ledger hooks log'.
 
 A hook never blocks or slows the agent. Each event has a budget (SessionStart
 2 s; PostToolUse, Stop and SessionEnd 1 s; PreCompact 10 s) that it keeps
@@ -62,13 +69,17 @@ after the handoff is safely written.`,
 			if opts.Mode != "assist" && opts.Mode != "clear" {
 				return usagef("--mode %q: want assist or clear", opts.Mode)
 			}
-			if opts.Agent != "claude" && opts.Agent != "codex" {
-				return usagef("--agent %q: want claude or codex", opts.Agent)
+			if _, ok := engine.AgentHookEvents(opts.Agent); !ok {
+				return usagef("--agent %q: want claude, codex, gemini, qwen or copilot", opts.Agent)
+			}
+			if opts.Mode == "clear" && opts.Agent != "claude" && opts.Agent != "codex" {
+				return usagef("--mode clear: only Claude Code's and Codex's hooks can block (not %s's)", opts.Agent)
 			}
 			return runHook(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` or codex: whose hook input this is, and whose output rules to keep")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude`, codex, gemini, qwen or copilot: whose hook input this is, and whose output rules to keep")
+	cmd.Flags().StringVar(&opts.Event, "event", "", "the agent's `event` when its input does not name it (Copilot CLI's camelCase events)")
 	cmd.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` or clear (ask for a handoff and /clear once the context passes the threshold)")
 	cmd.Flags().BoolVar(&opts.Startup, "startup", false, "inject the project's latest handoff at brand-new sessions too")
 	return cmd
@@ -79,7 +90,7 @@ after the handoff is safely written.`,
 // stderr, and clear mode's block as the error that exits 2.
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
 	app.readFallback = true
-	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Agent: opts.Agent, Mode: opts.Mode, Startup: opts.Startup,
+	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Agent: opts.Agent, Event: opts.Event, Mode: opts.Mode, Startup: opts.Startup,
 		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"), Ledger: ledgerCommand(app),
 		StateDir: app.Getenv("XDG_STATE_HOME")})
 	if run.Output != nil {

@@ -27,10 +27,11 @@ type hooksOptions struct {
 func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Install or remove ledger's Claude Code or Codex hooks; show what they did",
+		Short: "Install or remove ledger's hooks in an agent's settings; show what they did",
 		Long: `Add ledger's hooks to Claude Code's settings.json (or, with --agent codex, to
-Codex's hooks.json), or take them out again; 'ledger hooks log' shows what
-each hook run did.
+Codex's hooks.json; --agent gemini, qwen or copilot: Gemini CLI's, Qwen Code's
+or Copilot CLI's settings.json), or take them out again; 'ledger hooks log'
+shows what each hook run did.
 
 Every other setting and every other hook is kept as it was; a second install
 changes nothing. The previous file is kept as settings.json.bak (hooks.json.bak).
@@ -42,6 +43,7 @@ context fills, and injects the handoff when a session resumes after /compact
 or /clear. See 'ledger hook --help' for what happens at each event.`,
 		Example: `  ledger hooks install
   ledger hooks install --agent codex
+  ledger hooks install --agent gemini
   ledger hooks install --mode clear --scope project
   ledger hooks install --statusline
   ledger hooks uninstall
@@ -62,8 +64,8 @@ or /clear. See 'ledger hook --help' for what happens at each event.`,
 				return runHooks(cmd.Context(), app, opts)
 			},
 		}
-		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json) or codex (hooks.json)")
-		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json) or project (.claude/settings.json, .codex/hooks.json here)")
+		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json), codex (hooks.json), gemini, qwen or copilot (their settings.json)")
+		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/settings.json) or project (.claude/settings.json, .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/ledger.json here)")
 		if install {
 			sub.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` (handoff before each compaction) or clear (block auto-compaction once the handoff is written, so you /clear instead)")
 			sub.Flags().BoolVar(&opts.Startup, "startup", false, "also inject the project's latest handoff into brand-new sessions")
@@ -80,11 +82,14 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if opts.Install && opts.Mode != "assist" && opts.Mode != "clear" {
 		return usagef("--mode %q: want assist or clear", opts.Mode)
 	}
-	if opts.Agent != "claude" && opts.Agent != "codex" {
-		return usagef("--agent %q: want claude or codex", opts.Agent)
+	if _, ok := engine.AgentHookEvents(opts.Agent); !ok || opts.Agent == "" {
+		return usagef("--agent %q: want claude, codex, gemini, qwen or copilot", opts.Agent)
 	}
-	if opts.StatusLine && opts.Agent == "codex" {
-		return usagef("--statusline: Codex has no status line command; it is Claude Code's")
+	if opts.StatusLine && opts.Agent != "claude" {
+		return usagef("--statusline: %s has no status line command; it is Claude Code's", engine.AgentName(opts.Agent))
+	}
+	if opts.Install && opts.Mode == "clear" && opts.Agent != "claude" && opts.Agent != "codex" {
+		return usagef("--mode clear: only Claude Code's and Codex's hooks can block a compaction or a stop, not %s's", engine.AgentName(opts.Agent))
 	}
 	path, err := hooksFilePath(app, opts)
 	if err != nil {
@@ -110,6 +115,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		if opts.Agent == "codex" {
 			fmt.Fprintln(app.Stdout, codexTrustNote)
 		}
+		if note := agentInstallNote(opts, path); note != "" {
+			fmt.Fprintln(app.Stdout, note)
+		}
 	default:
 		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
 	}
@@ -120,6 +128,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 // very binary, by absolute path, with the flags given, at every event
 // ledger handles) or removed.
 func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
+	if cliAgent(opts.Agent) {
+		return editAgentSettings(app, opts, old)
+	}
 	if !opts.Install && opts.Agent == "codex" {
 		return agentconfig.UninstallCodexHooks(old)
 	}
@@ -188,6 +199,9 @@ const codexTrustNote = "Codex runs new or changed hooks only once you trust them
 // hooksFilePath is the file ledger's hooks go in: Claude Code's
 // settings.json or Codex's hooks.json ($CODEX_HOME), of the scope.
 func hooksFilePath(app *App, opts *hooksOptions) (string, error) {
+	if cliAgent(opts.Agent) {
+		return agentHooksPath(app, opts)
+	}
 	if opts.Agent != "codex" {
 		return settingsPath(app, opts.Scope)
 	}

@@ -23,8 +23,8 @@ type Hook struct {
 
 // matcherGroup and hookEntry are how settings.json holds a hook.
 type matcherGroup struct {
-	Matcher string      `json:"matcher"`
-	Hooks   []hookEntry `json:"hooks"`
+	Matcher string `json:"matcher"`
+	Hooks   []any  `json:"hooks"`
 }
 
 type hookEntry struct {
@@ -127,6 +127,15 @@ func shellQuote(s string) string {
 // installing the same hooks again changes nothing. Empty settings (a file
 // not there yet) become an object holding the hooks.
 func InstallClaudeHooks(settings []byte, hooks []Hook) ([]byte, error) {
+	return installHookGroups(settings, hooks, func(h Hook) any {
+		return hookEntry{Type: "command", Command: h.Command, Timeout: h.Timeout}
+	})
+}
+
+// installHookGroups is InstallClaudeHooks with each hook's entry in the
+// group made by entry: the agents that took Claude Code's shape differ in
+// the entry (Gemini CLI's timeout is in milliseconds, and names the hook).
+func installHookGroups(settings []byte, hooks []Hook, entry func(Hook) any) ([]byte, error) {
 	doc, err := UninstallClaudeHooks(settings)
 	if err != nil {
 		return nil, err
@@ -142,7 +151,7 @@ func InstallClaudeHooks(settings []byte, hooks []Hook) ([]byte, error) {
 		}
 	}
 	for _, h := range hooks {
-		group := matcherGroup{Matcher: h.Matcher, Hooks: []hookEntry{{Type: "command", Command: h.Command, Timeout: h.Timeout}}}
+		group := matcherGroup{Matcher: h.Matcher, Hooks: []any{entry(h)}}
 		event := "hooks." + pathKey(h.Event)
 		if gjson.GetBytes(doc, event).Exists() {
 			doc, err = insert(doc, s, event, "", group)

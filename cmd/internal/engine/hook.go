@@ -48,6 +48,13 @@ const maxHookInput = 4 << 20
 // DecodeHookInput reads a hook's input. Anything but one JSON object of at
 // most 4 MB that names its event is an error.
 func DecodeHookInput(r io.Reader) (HookInput, error) {
+	return DecodeAgentHookInput(r, HookOptions{})
+}
+
+// DecodeAgentHookInput reads the input of a hook of o.Agent (its event
+// named as ledger names it: see hookagents.go), o.Event naming the event
+// of an input that does not.
+func DecodeAgentHookInput(r io.Reader, o HookOptions) (HookInput, error) {
 	var in HookInput
 	b, err := io.ReadAll(io.LimitReader(r, maxHookInput+1))
 	if err != nil {
@@ -55,6 +62,10 @@ func DecodeHookInput(r io.Reader) (HookInput, error) {
 	}
 	if len(b) > maxHookInput {
 		return in, fmt.Errorf("hook input larger than %d bytes", maxHookInput)
+	}
+	switch o.Agent {
+	case "gemini", "qwen", "copilot":
+		return decodeAgentHookInput(o.Agent, o.Event, b)
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("hook input is not JSON: %w", err)
@@ -105,9 +116,13 @@ func HookBudget(event string) (d time.Duration, ok bool) {
 
 // HookOptions are the flags written into a hook's command line.
 type HookOptions struct {
-	// Agent is whose hook this is: "claude" ("" too) or "codex", whose
-	// output rules differ (see codexhook.go).
-	Agent   string
+	// Agent is whose hook this is: "claude" ("" too), "codex", "gemini",
+	// "qwen" or "copilot", whose inputs and output rules differ (see
+	// codexhook.go, hookagents.go).
+	Agent string
+	// Event is the agent's name of the event, for agents whose input
+	// does not name it (Copilot CLI's camelCase events).
+	Event   string
 	Mode    string // "assist", or "clear": block auto-compaction once the handoff is written
 	Startup bool   // inject the project's latest handoff at brand-new sessions too
 	// Ledger is the command line that runs this ledger on this database
@@ -189,6 +204,9 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 		r.note("no transcript (transcript_path is null: codex --ephemeral)")
 		return r
 	}
+	if o.Agent == "copilot" && (in.Event == "SessionStart" || in.Event == "SessionEnd") {
+		e.knownTranscript(ctx, &in)
+	}
 	if why := e.hookOptedOut(ctx, in); why != "" {
 		// The user keeps this project out of the ledger (optout.go).
 		r.outcome, r.detail = store.OutcomeNothing, why
@@ -209,7 +227,7 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 		if e.hookIngest(ctx, in, c, &r) {
 			e.refreshAfterStop(ctx, in, c, &r)
 		}
-		if in.Event == "Stop" && o.Mode == "clear" {
+		if in.Event == "Stop" && o.Mode == "clear" && clearAgent(o.Agent) {
 			e.stopClear(ctx, in, o, c, &r)
 		}
 	}
@@ -320,6 +338,14 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 	if r.err != nil {
 		return
 	}
+	if o.Agent == "gemini" {
+		// PreCompress fires before every turn.
+		if why := e.geminiSkip(ctx, in); why != "" {
+			r.outcome = store.OutcomeNothing
+			r.note("%s", why)
+			return
+		}
+	}
 	trigger := in.Trigger
 	if trigger != "manual" && trigger != "auto" {
 		trigger = "auto"
@@ -357,7 +383,7 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 		r.deferred("handoff written to %s; its ledger row and compaction record wait for the write lock (in %s)", d.Path, pendingDir(st.Path()))
 		written = "the handoff is written to " + d.Path
 	}
-	if o.Mode == "clear" && in.Trigger == "auto" && o.Agent != "codex" {
+	if o.Mode == "clear" && in.Trigger == "auto" && (o.Agent == "claude" || o.Agent == "") {
 		if why := e.preCompactClearSkip(ctx, st, in, o, c); why != "" {
 			r.note("clear mode: compaction not blocked, %s", why)
 			return
@@ -541,4 +567,10 @@ func ShortID(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// clearAgent tells whether agent's Stop can be blocked for clear mode:
+// Claude Code's and Codex's.
+func clearAgent(agent string) bool {
+	return agent == "" || agent == "claude" || agent == "codex"
 }

@@ -70,7 +70,7 @@ type HookRun struct {
 // process, and Close leaves the store to the work (see Engine.Close).
 func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) HookRun {
 	start := time.Now()
-	in, err := readHookInput(ctx, stdin, hookInputWait)
+	in, err := readHookInput(ctx, stdin, hookInputWait, o)
 	if err != nil {
 		return e.hookEnd(ctx, o, HookInput{}, start, start.Add(hookInputWait), hookResult{outcome: store.OutcomeFailed, err: err})
 	}
@@ -106,14 +106,14 @@ func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) Ho
 
 // readHookInput decodes the hook's input, waiting for it at most wait
 // (and not once ctx is done).
-func readHookInput(ctx context.Context, stdin io.Reader, wait time.Duration) (HookInput, error) {
+func readHookInput(ctx context.Context, stdin io.Reader, wait time.Duration, o HookOptions) (HookInput, error) {
 	type decoded struct {
 		in  HookInput
 		err error
 	}
 	ch := make(chan decoded, 1)
 	go func() {
-		in, err := DecodeHookInput(stdin)
+		in, err := DecodeAgentHookInput(stdin, o)
 		ch <- decoded{in, err}
 	}()
 	select {
@@ -129,7 +129,7 @@ func readHookInput(ctx context.Context, stdin io.Reader, wait time.Duration) (Ho
 // hookEnd makes the run's receipt, writes it (by hard, see writeReceipt)
 // and the warning, if any.
 func (e *Engine) hookEnd(ctx context.Context, o HookOptions, in HookInput, start, hard time.Time, r hookResult) HookRun {
-	run := HookRun{Output: r.out}
+	run := HookRun{Output: agentOutput(o, in, r.out)}
 	if errors.As(r.err, new(BlockError)) {
 		run.Err = r.err
 		r.note("blocked the auto compaction (clear mode)")
@@ -137,8 +137,8 @@ func (e *Engine) hookEnd(ctx context.Context, o HookOptions, in HookInput, start
 		run.Warning = e.HookWarning(o.StateDir, in.Event, err)
 		r.note("%s", strings.ReplaceAll(err.Error(), "\n", " "))
 	}
-	if o.Agent == "codex" {
-		r.detail = "codex: " + r.detail
+	if o.Agent != "" && o.Agent != "claude" {
+		r.detail = o.Agent + ": " + r.detail
 	}
 	run.Receipt = store.HookReceipt{SessionID: in.SessionID, Event: in.Event, At: start.UTC(),
 		MS: time.Since(start).Milliseconds(), Outcome: r.outcome, Detail: r.detail}
