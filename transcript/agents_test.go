@@ -190,6 +190,11 @@ func TestReadAgentFixtures(t *testing.T) {
 					t.Errorf("result %d: %+v, want the result of %s", i, r, b.ToolID)
 				}
 			}
+			if fx.format == FormatGemini && (calls[1].Usage == nil || calls[1].Usage.InputTokens != 900000) {
+				// A response with tool calls and no text: its usage goes with
+				// its first call, where the meter finds it.
+				t.Errorf("the second call's usage: %+v, want the 900,000 prompt tokens of its response", calls[1].Usage)
+			}
 			texts := s.of(compact.RoleAssistant, compact.BlockText)
 			if len(texts) != w.texts || texts[0].Text() != "Done: wrote the file." {
 				t.Errorf("%d assistant texts, want %d starting with Done", len(texts), w.texts)

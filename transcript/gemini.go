@@ -24,12 +24,13 @@ package transcript
 //	                               (uuid <call id>#result)
 //	gemini message {id, type:      an assistant Message of its thoughts
 //	  "gemini", content, thoughts, (thinking) and text, with Model and Usage
-//	  tokens, model, toolCalls}    (tokens; the usage also as Session{Usage}
-//	                               when there is no text to carry it); each
-//	                               tool call an assistant Message of its own
-//	                               (uuid <call id>#call), and once it has a
-//	                               result or a final status a tool Message
-//	                               (uuid <call id>#result)
+//	  tokens, model, toolCalls}    (tokens); each tool call an assistant
+//	                               Message of its own (uuid <call id>#call),
+//	                               the first carrying the usage when there is
+//	                               no text (and Session{Usage} then, for a
+//	                               copy written before its calls); once a
+//	                               call has a result or a final status, a
+//	                               tool Message (uuid <call id>#result)
 //	info, error, warning messages  skipped: what the UI showed
 //	{"$set": {"messages": [...]}}  the message list as the model now sees it:
 //	                               its messages are copies (some under new
@@ -300,12 +301,15 @@ func (p *geminiParser) gemini(g geminiMessage, parts []genaiPart, at time.Time, 
 	if usage != nil || g.Model != "" {
 		rec.Session = &SessionInfo{ID: p.st.SessionID, Model: g.Model, Usage: usage}
 	}
+	// The usage goes with the response's first message: its text, else its
+	// first tool call (the meter reads the latest usage of a message).
+	callUsage := usage
 	if len(blocks) > 0 {
 		m := &compact.Message{UUID: g.ID, Role: compact.RoleAssistant, Time: at, Blocks: blocks, Model: g.Model, Usage: usage}
 		if err := p.emit(rec, m); err != nil {
 			return err
 		}
-		rec.Session = nil
+		rec.Session, callUsage = nil, nil
 	} else if rec.Session != nil {
 		if err := p.fn(rec); err != nil {
 			return err
@@ -316,16 +320,18 @@ func (p *geminiParser) gemini(g geminiMessage, parts []genaiPart, at time.Time, 
 	// (a message the CLI rebuilt from history).
 	for i, part := range parts {
 		if c := part.FunctionCall; c != nil {
-			if err := p.call(rec, geminiCallUUID(c.ID, g.ID, i), c.ID, c.Name, c.Args, at, g.Model); err != nil {
+			if err := p.call(rec, geminiCallUUID(c.ID, g.ID, i), c.ID, c.Name, c.Args, at, g.Model, callUsage); err != nil {
 				return err
 			}
+			callUsage = nil
 		}
 	}
 	for i, tc := range g.ToolCalls {
 		key := geminiCallUUID(tc.ID, g.ID, 1000+i)
-		if err := p.call(rec, key, tc.ID, tc.Name, tc.Args, at, g.Model); err != nil {
+		if err := p.call(rec, key, tc.ID, tc.Name, tc.Args, at, g.Model, callUsage); err != nil {
 			return err
 		}
+		callUsage = nil
 		hasResult := len(tc.Result) > 0 && string(tc.Result) != "null"
 		if !hasResult && tc.Status != "error" && tc.Status != "cancelled" {
 			continue // not run yet
@@ -341,9 +347,10 @@ func (p *geminiParser) gemini(g geminiMessage, parts []genaiPart, at time.Time, 
 	return nil
 }
 
-// call emits one tool call.
-func (p *geminiParser) call(rec Record, key, id, name string, args json.RawMessage, at time.Time, model string) error {
-	m := &compact.Message{UUID: key + "#call", Role: compact.RoleAssistant, Time: at, Model: model,
+// call emits one tool call, with the response's usage when it is the
+// response's first message.
+func (p *geminiParser) call(rec Record, key, id, name string, args json.RawMessage, at time.Time, model string, usage *compact.Usage) error {
+	m := &compact.Message{UUID: key + "#call", Role: compact.RoleAssistant, Time: at, Model: model, Usage: usage,
 		Blocks: []compact.Block{{Kind: compact.BlockToolUse, ToolName: name, ToolID: id, Input: jsonInput(args)}}}
 	return p.emit(rec, m)
 }

@@ -407,3 +407,46 @@ func TestSessionStartOffersAcrossNewAgents(t *testing.T) {
 		t.Errorf("qwen SessionStart in a Gemini project: %q", r.stdout)
 	}
 }
+
+// TestDoctorSeesOtherAgents: doctor reports the hooks and sessions folder
+// of an agent the user has (its settings file or folder exists), and says
+// nothing of the others.
+func TestDoctorSeesOtherAgents(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	if r := runBin(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	agentFixtures[0].place(t, home, -1)
+	r := runBin(t, home, "", "--db", db, "doctor", "--json")
+	var doc struct {
+		Hooks []struct {
+			Agent, File string
+			Events      []string
+		}
+		Transcripts []struct {
+			Agent, Path string
+			Found       bool
+			Files       int
+			Behind      int `json:"files_behind"`
+		} `json:"transcripts"`
+	}
+	decodeJSON(t, r.stdout, &doc)
+	var hooks, folders []string
+	for _, h := range doc.Hooks {
+		hooks = append(hooks, h.Agent+":"+strings.Join(h.Events, ","))
+	}
+	for _, f := range doc.Transcripts {
+		folders = append(folders, f.Agent)
+		if f.Agent == "gemini" && (f.Files != 1 || f.Behind != 1 || f.Path != filepath.Join(home, ".gemini", "tmp")) {
+			t.Errorf("gemini transcripts: %+v", f)
+		}
+	}
+	if got := strings.Join(hooks, " "); got != "claude: codex: gemini:AfterAgent,PreCompress,SessionEnd,SessionStart" {
+		t.Errorf("hooks: %s", got)
+	}
+	if got := strings.Join(folders, ","); got != "claude,codex,gemini" {
+		t.Errorf("transcripts of %s, want claude,codex,gemini", got)
+	}
+}

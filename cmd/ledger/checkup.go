@@ -14,7 +14,7 @@ import (
 // environment, and this binary.
 func checkupOptions(app *App) engine.CheckupOptions {
 	home, _ := app.home()
-	o := engine.CheckupOptions{ClaudeDir: app.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: app.Getenv("CODEX_HOME")}
+	o := engine.CheckupOptions{ClaudeDir: app.Getenv("CLAUDE_CONFIG_DIR"), CodexHome: app.Getenv("CODEX_HOME"), Home: home, Getenv: app.Getenv}
 	if o.ClaudeDir == "" {
 		o.ClaudeDir = filepath.Join(home, ".claude")
 	}

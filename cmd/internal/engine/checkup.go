@@ -20,6 +20,10 @@ type CheckupOptions struct {
 	ClaudeDir string // ~/.claude ($CLAUDE_CONFIG_DIR)
 	CodexHome string // ~/.codex ($CODEX_HOME)
 	Exe       string // this ledger binary, symlinks resolved
+	// Home and Getenv find the other agents' settings and sessions (their
+	// own variables move them); nil Getenv skips them.
+	Home   string
+	Getenv func(string) string
 }
 
 // Checkup is what `ledger doctor` reports beyond the database's health:
@@ -35,7 +39,7 @@ type Checkup struct {
 
 // HookSetup is one agent's hooks file and the ledger hooks in it.
 type HookSetup struct {
-	Agent string `json:"agent"` // "claude" or "codex"
+	Agent string `json:"agent"` // an agent's source: "claude", "codex", "gemini", ...
 	File  string `json:"file"`
 	// Events are the events with a ledger hook, and Missing those ledger
 	// hooks (Claude Code) that have none.
@@ -98,6 +102,7 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 		}
 		c.Hooks = append(c.Hooks, hs)
 	}
+	c.Hooks = append(c.Hooks, agentHookSetups(o, &c)...)
 	if c.Receipts, err = st.LastHookReceipts(ctx); err != nil {
 		return c, err
 	}
@@ -115,6 +120,11 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 		}
 		c.Transcripts = append(c.Transcripts, tf)
 	}
+	more, err := agentTranscriptFolders(ctx, o, cursors)
+	if err != nil {
+		return c, err
+	}
+	c.Transcripts = append(c.Transcripts, more...)
 	if c.Excluded, err = e.ExcludedProjects(ctx); err != nil {
 		return c, err
 	}
@@ -132,7 +142,11 @@ func hookSetup(agent, file, exe string) (HookSetup, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return hs, err
 	}
-	cmds, err := agentconfig.LedgerHookCommands(b)
+	read := agentconfig.LedgerHookCommands
+	if agent == "copilot" {
+		read = agentconfig.LedgerCopilotHookCommands
+	}
+	cmds, err := read(b)
 	if err != nil {
 		return hs, errors.New(file + ": " + err.Error())
 	}

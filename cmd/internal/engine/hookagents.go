@@ -225,6 +225,9 @@ func (e *Engine) geminiCompressionDue(ctx context.Context, in HookInput) string 
 		return "" // not known yet: ledger cannot tell, so it writes
 	}
 	win := compact.ContextLimit(sess.Model, nil).Reported(sess.ContextWindow)
+	if sess.Model == "" && sess.ContextWindow == 0 {
+		win.Tokens = compact.GeminiWindow // no model seen yet: Gemini CLI's window
+	}
 	threshold := e.geminiThreshold(in.Cwd)
 	if float64(sess.ContextTokens) >= threshold*float64(win.Tokens) {
 		return ""
