@@ -204,6 +204,14 @@ func TestCrossAgentNewAgents(t *testing.T) {
 			}
 		}
 	}
+	// A session of these agents is exported as Claude Code's JSONL, never
+	// restored as if it were one of its agent's own.
+	if r := runCmd(t, home, "", "--db", db, "export", "43a4cd49", "--restore"); r.code != 1 || !strings.Contains(r.stderr, "not Gemini CLI's") {
+		t.Errorf("export --restore of a Gemini session: exit %d, %q", r.code, r.stderr)
+	}
+	if r := runCmd(t, home, "", "--db", db, "export", "66fcbb38"); r.code != 0 || !strings.Contains(r.stdout, `"type":"user"`) {
+		t.Errorf("export of a Copilot session: exit %d, %.200q (%s)", r.code, r.stdout, r.stderr)
+	}
 	for _, c := range []struct{ to, start string }{{"gemini", "&& gemini \"$("}, {"qwen", "&& qwen -i \"$("}, {"copilot", "&& copilot -i \"$("}} {
 		r := runBin(t, home, "", "--db", db, "handoff", "--to", c.to, "7c1d9e42")
 		if r.code != 0 || !strings.Contains(r.stdout, c.start) || !strings.Contains(r.stdout, "resume --for "+c.to+" 7c1d9e42-") {

@@ -27,7 +27,8 @@ deletes transcripts after cleanupPeriodDays (30 by default), and 'claude
 --resume' of an older session fails although the ledger has every message.
 
 --format jsonl (the default) writes the agent's own format: Claude Code JSONL
-for a Claude session, a Codex rollout for a Codex one. The ledger keeps
+for a Claude session, a Codex rollout for a Codex one (and Claude Code JSONL
+for the other agents' sessions, which --restore refuses). The ledger keeps
 messages, not the lines they came from, so each line is rebuilt from its
 message: uuids, parents, times, models, usage, tool calls and results,
 compaction boundaries and the session's title, project and branch are as they

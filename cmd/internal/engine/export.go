@@ -48,6 +48,12 @@ func (e *Engine) Export(ctx context.Context, req ExportRequest, w io.Writer) (Ex
 	if err != nil {
 		return Exported{}, err
 	}
+	if req.Restore && sess.Source != string(transcript.FormatClaude) && sess.Source != string(transcript.FormatCodex) {
+		// Its JSONL would be Claude Code's: restored, it would be a Claude
+		// Code session, not the agent's own.
+		return Exported{Session: sess}, fmt.Errorf("restore %s: ledger writes back Claude Code and Codex sessions only, not %s's (--out writes it as Claude Code's JSONL)",
+			sess.ID, AgentName(sess.Source))
+	}
 	msgs, err := st.Messages(ctx, sess.ID, 0)
 	if err != nil {
 		return Exported{}, err
