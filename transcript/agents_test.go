@@ -350,6 +350,13 @@ func TestReadGeminiUpserts(t *testing.T) {
 	if r := result.Blocks[0]; result.UUID != "c1#result" || !r.IsError || r.Text != "ls: permission denied" || r.ToolID != "c1" {
 		t.Errorf("result: %+v", result)
 	}
+	// A log Gemini CLI rewrote from the history it held after a compression
+	// has the snapshot as a message: the compaction's summary, no request.
+	snap := header + "\n" + `{"id":"s1m","timestamp":"2026-11-26T07:01:00.000Z","type":"user","content":[{"text":"<state_snapshot>\n<overall_goal>x</overall_goal>\n</state_snapshot>"}]}` + "\n"
+	sr, _, _ := readBytes(t, FormatGemini, []byte(snap))
+	if sm := storeOf(sr).msgs; len(sm) != 1 || !sm[0].Meta || !sm[0].CompactSummary {
+		t.Errorf("a snapshot message: %+v, want a Meta compaction summary", sm)
+	}
 	// The same log read again (the file rewritten from its head): the same
 	// uuids, which the store keeps once.
 	again, _, _ := readBytes(t, FormatGemini, []byte(log))

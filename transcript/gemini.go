@@ -20,6 +20,8 @@ package transcript
 //	  "user", content}             a leading <hook_context>…</hook_context>, a
 //	                               SessionStart hook's context, is a Meta
 //	                               Message of its own (uuid id#hook_context);
+//	                               a <state_snapshot> (a log rewritten from
+//	                               the compressed history) a Meta summary;
 //	                               each functionResponse part is a tool Message
 //	                               (uuid <call id>#result)
 //	gemini message {id, type:      an assistant Message of its thoughts
@@ -257,7 +259,13 @@ func (p *geminiParser) user(g geminiMessage, parts []genaiPart, at time.Time, re
 		}
 	}
 	if len(text) > 0 {
-		if err := p.emit(rec, &compact.Message{UUID: g.ID, Role: compact.RoleUser, Time: at, Blocks: text}); err != nil {
+		m := &compact.Message{UUID: g.ID, Role: compact.RoleUser, Time: at, Blocks: text}
+		if text[0].Kind == compact.BlockText && strings.HasPrefix(strings.TrimSpace(text[0].Text), "<state_snapshot>") {
+			// A compression's summary written as a message of its own (a
+			// log Gemini CLI rewrote from the history it holds): no request.
+			m.Meta, m.CompactSummary = true, true
+		}
+		if err := p.emit(rec, m); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +218,75 @@ func TestCrossAgentNewAgents(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, c.start) || !strings.Contains(r.stdout, "resume --for "+c.to+" 7c1d9e42-") {
 			t.Errorf("handoff --to %s: exit %d, %q", c.to, r.code, r.stdout)
 		}
+	}
+}
+
+// TestIngestAgentLogsAsTheyGrow: each agent's session file ingested as it
+// grew, a cut at every few lines, keeps what one ingest of the whole file
+// keeps; a Gemini CLI log rewritten from its head (as Gemini CLI rewrites
+// one it cannot read: its header, then the messages as it holds them) is
+// read again from its start and adds nothing.
+func TestIngestAgentLogsAsTheyGrow(t *testing.T) {
+	t.Parallel()
+	for _, f := range agentFixtures {
+		t.Run(f.agent, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			whole := filepath.Join(home, "whole.db")
+			f.place(t, home, -1)
+			if r := runCmd(t, home, "", "--db", whole, "ingest"); r.code != 0 {
+				t.Fatal(r.stderr)
+			}
+			want := runCmd(t, home, "", "--db", whole, "export", f.session, "--format", "md").stdout
+			wantAudit := auditRows(t, home, whole)
+
+			grown := filepath.Join(home, "grown.db")
+			lines := f.lines(t)
+			for n := 1; n <= len(lines); n += 4 {
+				f.place(t, home, n)
+				if r := runCmd(t, home, "", "--db", grown, "ingest"); r.code != 0 {
+					t.Fatalf("%d lines: %s", n, r.stderr)
+				}
+			}
+			f.place(t, home, -1)
+			runCmd(t, home, "", "--db", grown, "ingest")
+			if got := runCmd(t, home, "", "--db", grown, "export", f.session, "--format", "md").stdout; got != want {
+				t.Errorf("ingested as it grew:\n%s\nwant\n%s", got, want)
+			}
+			if got := auditRows(t, home, grown); len(got) != len(wantAudit) {
+				t.Errorf("%d compactions as it grew, want %d", len(got), len(wantAudit))
+			}
+			if f.agent != "gemini" {
+				return
+			}
+			// Rewritten from its head: the header, then each message once,
+			// as Gemini CLI's rewriteConversationFile writes it.
+			var kept [][]byte
+			seen := map[string]int{}
+			for _, l := range lines {
+				var m struct {
+					ID *string `json:"id"`
+				}
+				json.Unmarshal(l, &m)
+				switch {
+				case len(kept) == 0:
+					kept = append(kept, l)
+				case m.ID != nil:
+					if i, ok := seen[*m.ID]; ok {
+						kept[i] = l // the last copy wins
+					} else {
+						seen[*m.ID] = len(kept)
+						kept = append(kept, l)
+					}
+				}
+			}
+			path := filepath.Join(home, filepath.FromSlash(f.home))
+			os.WriteFile(path, bytes.Join(kept, nil), 0o600)
+			var sum struct{ Files, Sessions, Messages, Compactions int }
+			decodeJSON(t, runCmd(t, home, "", "--db", grown, "ingest", "--json").stdout, &sum)
+			if sum.Files != 1 || sum.Sessions != 0 || sum.Messages != 0 || sum.Compactions != 0 {
+				t.Errorf("the rewritten log: %+v, want it read again and nothing added", sum)
+			}
+		})
 	}
 }
