@@ -69,8 +69,8 @@ after the handoff is safely written.`,
 			if opts.Mode != "assist" && opts.Mode != "clear" {
 				return usagef("--mode %q: want assist or clear", opts.Mode)
 			}
-			if _, ok := engine.AgentHookEvents(opts.Agent); !ok {
-				return usagef("--agent %q: want claude, codex, gemini, qwen or copilot", opts.Agent)
+			if _, ok := engine.AgentBySource(opts.Agent); !ok || opts.Agent == "" {
+				return usagef("--agent %q: want one of %s", opts.Agent, engine.AgentSources())
 			}
 			if opts.Mode == "clear" && opts.Agent != "claude" && opts.Agent != "codex" {
 				return usagef("--mode clear: only Claude Code's and Codex's hooks can block (not %s's)", opts.Agent)

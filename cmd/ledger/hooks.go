@@ -40,10 +40,19 @@ Codex runs new or changed hooks only once you trust them in its /hooks.
 Installed, ledger writes a handoff before each compaction, ingests the
 transcript when a turn or session ends, suggests a handoff and /clear when the
 context fills, and injects the handoff when a session resumes after /compact
-or /clear. See 'ledger hook --help' for what happens at each event.`,
+or /clear. See 'ledger hook --help' for what happens at each event.
+
+Gemini CLI, Qwen Code and Copilot CLI take hook commands in their own
+settings: with --agent gemini, qwen or copilot ledger's hooks go in
+~/.gemini/settings.json, ~/.qwen/settings.json or ~/.copilot/settings.json
+($GEMINI_CLI_HOME, $QWEN_HOME, $COPILOT_HOME; --scope project:
+.gemini/settings.json, .qwen/settings.json, .github/hooks/ledger.json), edited
+as Claude Code's are, each in the agent's own shape. Clear mode and the status
+line are Claude Code's (and Codex's) only.`,
 		Example: `  ledger hooks install
   ledger hooks install --agent codex
   ledger hooks install --agent gemini
+  ledger hooks install --agent copilot --scope project
   ledger hooks install --mode clear --scope project
   ledger hooks install --statusline
   ledger hooks uninstall
