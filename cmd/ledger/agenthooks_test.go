@@ -450,3 +450,16 @@ func TestDoctorSeesOtherAgents(t *testing.T) {
 		t.Errorf("transcripts of %s, want claude,codex,gemini", got)
 	}
 }
+
+// TestCopilotSessionEndOfAnUnknownSession: a sessionEnd names no
+// transcript; for a session no earlier event showed ledger, there is
+// nothing to read, and that is no failure.
+func TestCopilotSessionEndOfAnUnknownSession(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	h := hookRun{t, home, filepath.Join(home, "ledger.db"), "copilot"}
+	h.run(`{"reason":"complete","sessionId":"33333333-0000-4000-8000-000000000003","timestamp":1795678287642,"cwd":"/tmp/x"}`, "--event", "sessionEnd")
+	if d := h.receipt(); d != "SessionEnd nothing: copilot: no transcript known for this session yet (Copilot CLI's sessionEnd names none)" {
+		t.Errorf("receipt %q", d)
+	}
+}

@@ -206,6 +206,12 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 	}
 	if o.Agent == "copilot" && (in.Event == "SessionStart" || in.Event == "SessionEnd") {
 		e.knownTranscript(ctx, &in)
+		if in.TranscriptPath == "" && in.Event == "SessionEnd" {
+			// Its input names no transcript, and no earlier event did.
+			r.outcome = store.OutcomeNothing
+			r.note("no transcript known for this session yet (Copilot CLI's sessionEnd names none)")
+			return r
+		}
 	}
 	if why := e.hookOptedOut(ctx, in); why != "" {
 		// The user keeps this project out of the ledger (optout.go).
