@@ -83,9 +83,6 @@ func DetectContext(ctx context.Context, r io.Reader) (Format, error) {
 		eof := len(line) > 0 && line[len(line)-1] != '\n'
 		line = trimEOL(line)
 		lineNo++
-		if lineNo == 1 {
-			line = bytes.TrimPrefix(line, utf8BOM)
-		}
 		// Blank is decided before repair, as Read does: a line of NUL
 		// bytes is bad input, not an empty line.
 		line = bytes.TrimSpace(line)

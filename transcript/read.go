@@ -114,11 +114,6 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		}
 		lineNo, off := res.NextLine, res.End
 		line := trimEOL(raw)
-		if off == 0 {
-			// A UTF-8 byte order mark some editors put at a file's start is
-			// not part of its first record.
-			line = bytes.TrimPrefix(line, utf8BOM)
-		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			line, repaired := repair(line)
 			saved := st.snapshot()
@@ -169,9 +164,6 @@ type parser interface {
 	// finish emits whatever the parser held back for a later line.
 	finish() error
 }
-
-// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
-var utf8BOM = []byte("\xef\xbb\xbf")
 
 // trimEOL drops a line's "\n" or "\r\n".
 func trimEOL(b []byte) []byte {
