@@ -74,6 +74,9 @@ func left(text string, fs []finding) bool {
 // how many secrets it found. Only the secret is replaced, not the line
 // around it, so the rest stays searchable.
 func (r *Redactor) Redact(text string) (string, int) {
+	if plainID(text) {
+		return text, 0
+	}
 	fs := r.find(text)
 	if len(fs) == 0 {
 		return text, 0
@@ -88,7 +91,7 @@ func (r *Redactor) redactInput(input string) string {
 }
 
 // RedactMessage returns m with the secrets of its text, thinking, tool
-// inputs and tool results replaced, its search text (the result's
+// names, ids, inputs and tool results replaced, its search text (the result's
 // SearchText), and how many secrets it found. m itself is not changed.
 //
 // The message is scanned once, as its search text plus the decoded
@@ -100,7 +103,7 @@ func (r *Redactor) redactInput(input string) string {
 // own.
 func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, int) {
 	text := m.SearchText()
-	fs := r.find(text + decodedInputs(m))
+	fs := r.find(text + decodedInputs(m) + toolIDs(m))
 	if len(fs) == 0 {
 		return m, text, 0
 	}
@@ -109,6 +112,8 @@ func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, in
 	for i := range blocks {
 		blocks[i].Text = apply(blocks[i].Text, fs)
 		blocks[i].Input = apply(blocks[i].Input, fs)
+		blocks[i].ToolName, _ = r.Redact(blocks[i].ToolName)
+		blocks[i].ToolID, _ = r.Redact(blocks[i].ToolID)
 	}
 	m.Blocks = blocks
 	text = m.SearchText()
@@ -120,6 +125,19 @@ func (r *Redactor) RedactMessage(m compact.Message) (compact.Message, string, in
 		text = m.SearchText()
 	}
 	return m, text, len(fs)
+}
+
+// toolIDs is the message's tool ids, one a line after a newline ("" if
+// none): the search text does not hold them, and a transcript may put a
+// secret there too.
+func toolIDs(m compact.Message) string {
+	var sb strings.Builder
+	for _, b := range m.Blocks {
+		if b.ToolID != "" {
+			sb.WriteString("\n" + b.ToolID)
+		}
+	}
+	return sb.String()
 }
 
 // decodedInputs is the decoded strings of the message's tool inputs that
@@ -207,4 +225,29 @@ func RedactStrings[T any](r *Redactor, v T) (T, int) {
 	}
 	walk(reflect.ValueOf(&v).Elem())
 	return v, n
+}
+
+// plainID tells whether s is made of lower-case hex digits and dashes
+// only, no run of digits longer than 41 (a UUID, a commit, a hash): no
+// rule can find a secret in it. The rules whose keywords such a text can
+// hold (4b1d, acca, eaaa, eaac, a3-) either need the upper-case form or a
+// longer run of letters and digits (TestPlainIDShortcut watches that list).
+// Ids and hashes pass through the store's write path by the thousand:
+// they are let through without a scan, and without loading the rules.
+func plainID(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+			if run++; run > 41 {
+				return false
+			}
+		case c == '-':
+			run = 0
+		default:
+			return false
+		}
+	}
+	return true
 }

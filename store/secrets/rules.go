@@ -81,6 +81,7 @@ type ruleScan struct {
 	near      []string
 	nearFold  []string
 	wordStart bool
+	dashKW    map[int]bool // keywords that must sit in a token starting with '-'
 	// before and after bound the window around an occurrence (after counts
 	// from the end of the keyword, or of the probe match); lineSlack is
 	// how far the window may grow to reach a line's start and end.
@@ -136,6 +137,10 @@ type probeSpec struct {
 	// occurrence inside a word ("eyJeyJ...") cannot start a match, and
 	// skipping it keeps a long token from being probed at every byte.
 	wordStart bool
+	// dashKeywords are keywords that count only in a token that starts
+	// with '-': an option's name (--db-password), not a word of prose
+	// ("the tests pass").
+	dashKeywords []string
 }
 
 var probes = map[string]probeSpec{
@@ -151,8 +156,46 @@ var probes = map[string]probeSpec{
 	"octopus-deploy-api-key":             {re: `^API-[A-Z0-9]{26}`, minToken: 30, wordStart: true},
 	"curl-auth-user":                     {re: `^(?i)curl`, near: []string{"-u"}, wordStart: true},
 	"curl-auth-header":                   {re: `^(?i)curl`, near: []string{"-H", "--header"}, nearFold: []string{"auth", "key", "token"}, wordStart: true},
-	"url-credentials":                    {re: `^://[^\s:@/?#'"\x60<>\\]{1,128}:[^\s@/?#'"\x60<>\\]{1,128}@`},
+	"url-credentials":                    {re: `^://[^\s:/?#'"\x60<>\\]{0,128}:[^\s?'"\x60<>\\]{1,128}@`},
+	"cli-password":                       {re: cliPasswordProbe, dashKeywords: []string{"pass", "pwd"}},
+	"cli-token": {re: `^(?i)(?:token|secret|api[-_]?key|access[-_]?key|auth[-_]?key)(?:[ \t]+|=)["']?[^\s"'\x60;|&<>]{8}`,
+		dashKeywords: []string{"token", "secret", "apikey", "api-key", "api_key", "accesskey", "access-key", "access_key", "authkey", "auth-key", "auth_key"}},
 }
+
+// cliPassword is the cli-password rule's regexp: what comes before the
+// password (an option named so, or the flag that takes one in a tool that
+// has it), then the password, unquoted or in quotes. A tool's flag counts
+// only after the tool's name on the same command (no newline, pipe,
+// semicolon or & between): -p is a port to ssh, a parent to mkdir, a
+// publish to docker run.
+const cliPassword = `(?i)(?:` +
+	`(?:^|[\s"'=(])--?[a-z0-9_-]{0,30}?(?:passw(?:or)?d|pwd|pass(?:phrase|in|out)?)(?:[ \t]+|=)` +
+	`|\b(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm|az|cf)\b[^\n|;&]{0,200}?\blogin\b[^\n|;&]{0,200}?[ \t]-p[ \t]+` +
+	`|\bsshpass\b[^\n|;&]{0,100}?[ \t]-p[ \t]*` +
+	`|\bmongo(?:sh|dump|restore|export|import|stat|top)?\b[^\n|;&]{0,200}?[ \t]-p[ \t]+` +
+	`|\b(?:zip|unzip)\b[^\n|;&]{0,200}?[ \t](?-i:-P)[ \t]+` +
+	`|\b7z[ar]?\b[^\n|;&]{0,200}?[ \t](?-i:-p)` +
+	`|\bredis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]+` +
+	`|\bldap(?:search|add|modify|delete|passwd|compare|whoami|modrdn)\b[^\n|;&]{0,200}?[ \t]-w[ \t]+` +
+	`|\bssh-keygen\b[^\n|;&]{0,200}?[ \t](?-i:-[NP])[ \t]+` +
+	`|\b(?:smbclient|rpcclient)\b[^\n|;&]{0,200}?[ \t]-U[ \t]*[^\s%"']{1,64}%` +
+	`|\bhttps?[ \t]+(?:[^\n|;&]{0,200}?[ \t])?(?:-a|--auth)(?:[ \t]+|=)["']?[^\s:"']{1,64}:` +
+	`)["']?(?:pass:)?([^\s"'\x60;|&<>]{6,128})`
+
+// cliPasswordProbe is what must follow each of cli-password's keywords
+// where a match holds it: an option's name runs on to its value, a tool's
+// name is a word.
+const cliPasswordProbe = `^(?i)(?:pass(?:w(?:or)?d|phrase|in|out)?(?:[ \t]+|=)["']?(?:pass:)?[^\s"'\x60;|&<>]{6}|pwd(?:[ \t]+|=)` +
+	`|login\b[^\n|;&]{0,200}?[ \t]-p[ \t]` +
+	`|sshpass\b[^\n|;&]{0,100}?[ \t]-p` +
+	`|mongo[a-z]*\b[^\n|;&]{0,200}?[ \t]-p[ \t]` +
+	`|zip\b[^\n|;&]{0,200}?[ \t](?-i:-P)[ \t]` +
+	`|7z[ar]?\b[^\n|;&]{0,200}?[ \t](?-i:-p)` +
+	`|redis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]` +
+	`|ldap[a-z]+\b[^\n|;&]{0,200}?[ \t]-w[ \t]` +
+	`|ssh-keygen\b[^\n|;&]{0,200}?[ \t](?-i:-[NP])[ \t]` +
+	`|(?:smb|rpc)client\b[^\n|;&]{0,200}?[ \t]-U` +
+	`|https?[ \t]+(?:[^\n|;&]{0,200}?[ \t])?(?:-a|--auth)(?:[ \t]+|=))`
 
 // semiGenericOperator follows the name in every semi-generic rule: up to
 // 20 name characters, up to 3 spaces or quotes, then the operator.
@@ -161,9 +204,16 @@ const semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:
 // ledgerRules are what gitleaks' default set misses, in its rule format:
 //
 //   - url-credentials: a password in a URL's userinfo
-//     (postgres://app:s3cret@db, https://x-access-token:ghs_...@github.com).
-//     gitleaks has only vendor-specific URL rules. Placeholders (user:pass,
+//     (postgres://app:s3cret@db, https://x-access-token:ghs_...@github.com,
+//     redis://:s3cret@cache, with no user). gitleaks has only
+//     vendor-specific URL rules. A password may hold the '@', '/' and '#'
+//     a URL should have escaped (postgres://u:p@ss/w0rd@db): it runs to
+//     the last '@' before the query that a host follows. Placeholders (user:pass,
 //     ${PASSWORD}, ****) are allowed.
+//   - private-key-truncated: a private key cut before its END line (a
+//     tool's output shortened to N bytes, a file read in part), which
+//     gitleaks' private-key rule, needing the END line, does not see: the
+//     key's body after its BEGIN line.
 //   - aws-secret-access-key: the 40-character secret key assigned to an
 //     aws_secret_access_key name. gitleaks finds it only as a
 //     generic-api-key; this keeps the kind.
@@ -178,6 +228,17 @@ const semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:
 //     # in it slipped through. Values that read as code, variables or
 //     templates (os.environ[...], ${X}, $(cmd), config.db.password, bare
 //     words) are not passwords.
+//   - cli-password: a password given on a command line: to an option
+//     named so (--password VALUE, --db-pass=VALUE, -storepass VALUE,
+//     -passout pass:VALUE), or to the flag that takes one in the tools
+//     that have it (docker|podman|helm|az ... login -p, sshpass -p,
+//     redis-cli -a, ldapsearch -w, mongo -p, zip -P, 7z -pVALUE,
+//     ssh-keygen -N, smbclient -U user%VALUE, httpie -a user:VALUE).
+//     Variables, placeholders, options and bare words are not passwords.
+//   - cli-token: a token given to an option named so, separated by a
+//     space (--token VALUE, --api-key VALUE), which the generic rule,
+//     wanting an operator, does not read; or by '='. Paths and key=value
+//     lists (--secret id=npm,src=.npmrc) are not tokens.
 func ledgerRules() []ruleSource {
 	placeholders := allowlistSource{
 		Description: "placeholders",
@@ -195,14 +256,30 @@ func ledgerRules() []ruleSource {
 			`^[0-9.:]+$`, // a port, a version, a time
 		},
 	}
+	notOption := allowlistSource{
+		Description: "another option, an environment variable's name",
+		Regexes:     []string{`^-`, `^[A-Z][A-Z0-9_]*$`, `(?i)^(?:env|file|fd|stdin)(?::|$)`, `(?i)^(?:my|your|the|some|new|old)?[-_]?(?:pass(?:word)?|passwd|pwd|secret|token|api[-_]?key)s?$`},
+	}
 	return []ruleSource{
 		{
 			ID:          "url-credentials",
 			Description: "A password in the userinfo of a URL.",
-			Regex:       `(?i)\b[a-z][a-z0-9+.-]{0,31}://[^\s:@/?#'"\x60<>\\]{1,128}:([^\s@/?#'"\x60<>\\]{1,128})@[a-z0-9\[]`,
+			Regex: `(?i)\b[a-z][a-z0-9+.-]{0,31}://[^\s:/?#'"\x60<>\\]{0,128}:([^\s?'"\x60<>\\]{1,128})` +
+				`@[a-z0-9\[][a-z0-9.\[\]:_-]{0,253}(?:[/?#\s'"\x60<>\\,;)]|$)`,
 			SecretGroup: 1,
 			Keywords:    []string{"://"},
-			Allowlists:  []allowlistSource{placeholders},
+			Allowlists: []allowlistSource{placeholders, {
+				Description: "a port and a path with an @ (https://host:8443/@user)",
+				Regexes:     []string{`^[0-9]{1,5}[/#]`},
+			}},
+		},
+		{
+			ID:          "private-key-truncated",
+			Description: "A private key cut before its END line.",
+			Regex:       `(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----((?:\\[rn]|[\r\n]|[a-z0-9+/=]){16,})`,
+			SecretGroup: 1,
+			Entropy:     3,
+			Keywords:    []string{"-----begin"},
 		},
 		{
 			ID:          "aws-secret-access-key",
@@ -230,6 +307,30 @@ func ledgerRules() []ruleSource {
 			Entropy:     3,
 			Keywords:    []string{"passw", "pwd", "mysql", "mariadb"},
 			Allowlists:  []allowlistSource{placeholders, notPassword},
+		},
+		{
+			ID:          "cli-password",
+			Description: "A password given on a command line.",
+			Regex:       cliPassword,
+			SecretGroup: 1,
+			Entropy:     2,
+			Keywords: []string{"pass", "pwd", "login", "sshpass", "mongo", "zip", "7z", "redis-cli", "ldap", "ssh-keygen",
+				"smbclient", "rpcclient", "http"},
+			Allowlists: []allowlistSource{placeholders, notPassword, notOption},
+		},
+		{
+			ID:          "cli-token",
+			Description: "A token given to a command-line option named so.",
+			Regex: `(?i)(?:^|[\s"'=(])--?[a-z0-9_-]{0,30}?(?:token|secret|api[-_]?key|access[-_]?key|auth[-_]?key)` +
+				`(?:[ \t]+|=)["']?([^\s"'\x60;|&<>]{8,256})`,
+			SecretGroup: 1,
+			Entropy:     3,
+			Keywords: []string{"token", "secret", "apikey", "api-key", "api_key", "accesskey", "access-key", "access_key",
+				"authkey", "auth-key", "auth_key"},
+			Allowlists: []allowlistSource{placeholders, notPassword, notOption, {
+				Description: "paths and key=value lists",
+				Regexes:     []string{`^[~.]{0,2}/`, `(?i)\.(?:json|pem|key|txt|ya?ml|env|crt|p12|pfx|jks)$`, `^[A-Za-z_]+=`},
+			}},
 		},
 	}
 }
@@ -420,6 +521,12 @@ func (r *Redactor) add(src ruleSource, re string) {
 		}
 		r.byKW[n] = append(r.byKW[n], len(r.rules))
 	}
+	for _, k := range probes[src.ID].dashKeywords {
+		if rs.dashKW == nil {
+			rs.dashKW = map[int]bool{}
+		}
+		rs.dashKW[r.kwIndex[k]] = true
+	}
 	r.rules = append(r.rules, rs)
 }
 
@@ -473,7 +580,7 @@ func (rs *ruleScan) build() error {
 		// Unbounded (JWTs, base64, multi-line): generous windows, grown to
 		// whole lines and tokens.
 		rs.before, rs.after, rs.lineSlack = windowBefore, windowAfter, lineSlack
-		if rs.id == "private-key" {
+		if rs.id == "private-key" || rs.id == "private-key-truncated" {
 			rs.after = 16 << 10 // the block: a 8192-bit RSA key is ~6.5 KB
 		}
 	}
@@ -581,6 +688,7 @@ func (r *Redactor) find(text string) []finding {
 			hi := kwEnd
 			// The cheap checks first: they need no compiled rule.
 			if rs.wordStart && pos > 0 && isWord(text[pos-1]) ||
+				rs.dashKW[kw] && !inOption(text, pos) ||
 				rs.minToken > 0 && tokenLen(text[pos:], rs.minToken) < rs.minToken ||
 				rs.opWithin > 0 && !assignsValue(text, kwEnd, rs.opWithin) ||
 				len(rs.near) > 0 && !containsAny(text[kwEnd:min(len(text), kwEnd+windowAfter)], rs.near) ||
@@ -640,55 +748,95 @@ func (r *Redactor) find(text string) []finding {
 // "gitleaks:allow" comments ignored: a comment in a file an agent read is
 // no reason to store the secret beside it).
 func (r *Redactor) detect(rs *ruleScan, text string, w span, out []finding) []finding {
-	re := rs.rule.Regex
 	raw := text[w.lo:w.hi]
-	for _, loc := range re.FindAllStringIndex(raw, -1) {
+	return r.scan(rs, raw, rs.exact && w.lo > 0, rs.exact && w.hi < len(text), 0, out)
+}
+
+// maxRescans bounds how many values, each dropped and searched again (see
+// scan), one match may lead to, one inside the other.
+const maxRescans = 4
+
+// rescanWindow is how far past a dropped value's start scan searches
+// again: an assignment hidden in a value is near its start.
+const rescanWindow = 512
+
+// scan appends the rule's findings in raw. cutStart and cutEnd say raw's
+// edges are cuts of a longer text, where a match of an exact window is an
+// artefact (see detect).
+func (r *Redactor) scan(rs *ruleScan, raw string, cutStart, cutEnd bool, depth int, out []finding) []finding {
+	for _, loc := range rs.rule.Regex.FindAllStringIndex(raw, -1) {
 		// In an exact window every real match lies strictly inside; one
 		// that touches a cut edge exists only because \b or $ took the
 		// cut for the text's start or end.
-		if rs.exact && (loc[0] == 0 && w.lo > 0 || loc[1] == len(raw) && w.hi < len(text)) {
+		if loc[0] == 0 && cutStart || loc[1] == len(raw) && cutEnd {
 			continue
 		}
-		match := strings.Trim(raw[loc[0]:loc[1]], "\n")
-		line := lineOf(raw, loc[0], loc[0]+len(match))
-		secret := match
-		if groups := re.FindStringSubmatch(match); len(groups) >= 2 {
-			if g := rs.rule.SecretGroup; g > 0 {
-				if len(groups) <= g {
-					continue
-				}
-				secret = groups[g]
-			} else {
-				for _, s := range groups[1:] {
-					if s != "" {
-						secret = s
-						break
-					}
+		f, start, ok := r.decide(rs, raw, loc)
+		if ok {
+			out = append(out, f)
+			continue
+		}
+		// A match dropped for its value (an allowlisted name, a
+		// placeholder, low entropy) may hide a real secret inside that
+		// value: "password: DB_PASSWORD=s3cr3t" matches once, as the
+		// password "DB_PASSWORD", a name, and the search would go on
+		// after it, never to look at the "=" again. So the rule searches
+		// again from where the value starts. The value follows a name and
+		// an operator, so the cut there is no word's middle.
+		if start > loc[0] && depth < maxRescans {
+			hi := min(len(raw), start+rescanWindow)
+			out = r.scan(rs, raw[start:hi], false, hi < len(raw) || cutEnd, depth+1, out)
+		}
+	}
+	return out
+}
+
+// decide is gitleaks' detectRule for one match at loc in raw: the finding,
+// if the rule keeps it, and where in raw its secret starts (the match's
+// start when that is not known).
+func (r *Redactor) decide(rs *ruleScan, raw string, loc []int) (finding, int, bool) {
+	re := rs.rule.Regex
+	whole := raw[loc[0]:loc[1]]
+	match := strings.TrimLeft(whole, "\n")
+	base := loc[0] + len(whole) - len(match)
+	match = strings.TrimRight(match, "\n")
+	line := lineOf(raw, base, base+len(match))
+	secret, start := match, base
+	if groups := re.FindStringSubmatchIndex(match); len(groups) >= 4 {
+		if g := rs.rule.SecretGroup; g > 0 {
+			if len(groups) <= 2*g+1 || groups[2*g] < 0 {
+				return finding{}, base, false
+			}
+			secret, start = match[groups[2*g]:groups[2*g+1]], base+groups[2*g]
+		} else {
+			for i := 2; i+1 < len(groups); i += 2 {
+				if groups[i] >= 0 && groups[i+1] > groups[i] {
+					secret, start = match[groups[i]:groups[i+1]], base+groups[i]
+					break
 				}
 			}
 		}
-		if rs.rule.Entropy != 0 && shannonEntropy(secret) <= rs.rule.Entropy {
-			continue
-		}
-		if allowed(r.global, secret, match, line) || allowed(rs.rule.Allowlists, secret, match, line) {
-			continue
-		}
-		// An escaped newline that ends a secret in JSON (a tool input) is
-		// the rule's terminator, which gitleaks' second match takes in
-		// when the secret ends the match.
-		for strings.HasSuffix(secret, `\n`) || strings.HasSuffix(secret, `\r`) {
-			secret = secret[:len(secret)-2]
-		}
-		// A backslash ending a secret is the escape of the quote after it
-		// in JSON (a rule whose alphabet holds backslashes, JWT's): it is
-		// not the secret's, and replacing it would break the JSON.
-		secret = strings.TrimRight(secret, `\`)
-		if secret == "" || strings.Contains(secret, redactedPrefix) {
-			continue // an earlier replacement found again
-		}
-		out = append(out, finding{kind: rs.rule.RuleID, secret: secret, match: match})
 	}
-	return out
+	if rs.rule.Entropy != 0 && shannonEntropy(secret) <= rs.rule.Entropy {
+		return finding{}, start, false
+	}
+	if allowed(r.global, secret, match, line) || allowed(rs.rule.Allowlists, secret, match, line) {
+		return finding{}, start, false
+	}
+	// An escaped newline that ends a secret in JSON (a tool input) is
+	// the rule's terminator, which gitleaks' second match takes in
+	// when the secret ends the match.
+	for strings.HasSuffix(secret, `\n`) || strings.HasSuffix(secret, `\r`) {
+		secret = secret[:len(secret)-2]
+	}
+	// A backslash ending a secret is the escape of the quote after it
+	// in JSON (a rule whose alphabet holds backslashes, JWT's): it is
+	// not the secret's, and replacing it would break the JSON.
+	secret = strings.TrimRight(secret, `\`)
+	if secret == "" || strings.Contains(secret, redactedPrefix) {
+		return finding{}, start, false // an earlier replacement found again
+	}
+	return finding{kind: rs.rule.RuleID, secret: secret, match: match}, start, true
 }
 
 // lineOf is the text gitleaks calls a finding's line: from the newline
@@ -772,9 +920,10 @@ func shannonEntropy(data string) float64 {
 }
 
 // dedupe drops repeated findings and, as gitleaks does, a generic finding
-// whose secret a specific rule found too. When several rules find the same
-// secret, the replacement names the most specific: a provider's format
-// before a context rule (curl's -H) before the generic one. It sorts the
+// whose secret a specific rule found too, and the body of a private key
+// found whole. When several rules find the same secret, the replacement
+// names the most specific: a provider's format before a context rule
+// (curl's -H, a command line's --token) before the generic one. It sorts the
 // rest longest first.
 func dedupe(fs []finding) []finding {
 	sort.SliceStable(fs, func(i, j int) bool {
@@ -792,7 +941,8 @@ func dedupe(fs []finding) []finding {
 		if seen[f.secret] {
 			continue
 		}
-		if strings.Contains(f.kind, "generic") && coveredBySpecific(f, fs) {
+		if strings.Contains(f.kind, "generic") && coveredBySpecific(f, fs) ||
+			f.kind == "private-key-truncated" && coveredByKind(f, fs, "private-key") {
 			continue
 		}
 		seen[f.secret] = true
@@ -806,10 +956,21 @@ func vagueness(kind string) int {
 	switch {
 	case strings.Contains(kind, "generic"):
 		return 2
-	case strings.HasPrefix(kind, "curl-"):
+	case strings.HasPrefix(kind, "curl-"), strings.HasPrefix(kind, "cli-"):
 		return 1
 	}
 	return 0
+}
+
+// coveredByKind tells whether a finding of the given kind holds f's
+// secret: a key's body inside the whole key, BEGIN to END.
+func coveredByKind(f finding, fs []finding, kind string) bool {
+	for _, o := range fs {
+		if o.kind == kind && len(o.secret) > len(f.secret) && strings.Contains(o.secret, f.secret) {
+			return true
+		}
+	}
+	return false
 }
 
 func coveredBySpecific(g finding, fs []finding) bool {
@@ -847,6 +1008,18 @@ func widenRight(text string, hi int, rs *ruleScan) int {
 		hi++
 	}
 	return hi
+}
+
+// inOption tells whether the token holding text[pos] starts with '-'
+// (within 32 bytes back: an option's name is short).
+func inOption(text string, pos int) bool {
+	for i := pos - 1; i >= 0 && i >= pos-32; i-- {
+		switch text[i] {
+		case ' ', '\t', '\n', '\r', '"', '\'', '=', '(', '`':
+			return text[i+1] == '-'
+		}
+	}
+	return pos > 0 && pos <= 32 && text[0] == '-'
 }
 
 // isWord is regexp's \w.
