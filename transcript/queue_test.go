@@ -113,3 +113,91 @@ func TestQueuedPromptAcrossReads(t *testing.T) {
 		t.Errorf("requests %q, want %q", got, want)
 	}
 }
+
+// TestQueuedPromptRedactedBetweenReads: a store keeps a State's JSON with
+// its secrets replaced ([REDACTED:<kind>]), the queued prompts' too. The
+// next read still matches them with the text as the transcript has it: a
+// prompt delivered by another way is not delivered again, a prompt
+// delivered before is not doubled by its attachment.
+func TestQueuedPromptRedactedBetweenReads(t *testing.T) {
+	const secret = "Zq8vLw2pXr0Tm2Kc5Wn8"
+	typed := "also use the token " + secret + " for the old endpoint"
+	enqueue := strings.Replace(qEnqueue, "also keep the old endpoint", typed, 1)
+	userLine := strings.Replace(qTyped, "also keep the old endpoint", typed, 1)
+	removeWith := strings.Replace(qRemove2, "run the linter too", typed, 1)
+	attach := strings.Replace(qAttach, "run the linter too", typed, 1)
+	// redacted is what a store keeps of the State: the secret replaced.
+	redacted := func(st *State) *State {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(secret)) {
+			t.Fatalf("the State does not carry the queued prompt: %s", b)
+		}
+		b = bytes.ReplaceAll(b, []byte(secret), []byte("[REDACTED:generic-api-key]"))
+		var again State
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatal(err)
+		}
+		return &again
+	}
+	tests := []struct {
+		name          string
+		first, second []string
+		want          []string
+	}{
+		{"typed between turns, then a remove without text",
+			[]string{qAsk, qTool, enqueue}, []string{qResult, qDequeue, userLine, qRemove},
+			[]string{"Add paging to the feed", typed}},
+		{"removed with its text, then its attachment",
+			[]string{qAsk, qTool, enqueue, removeWith}, []string{attach, qResult},
+			[]string{"Add paging to the feed", typed}},
+		{"removed without text in the next read",
+			[]string{qAsk, qTool, enqueue}, []string{qResult, qRemove},
+			[]string{"Add paging to the feed", "also use the token [REDACTED:generic-api-key] for the old endpoint"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &State{Format: FormatClaude}
+			var recs []Record
+			collect := func(r Record) error { recs = append(recs, r); return nil }
+			res, err := Read(context.Background(), strings.NewReader(strings.Join(tc.first, "\n")+"\n"), st, 0, 1, collect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Read(context.Background(), strings.NewReader(strings.Join(tc.second, "\n")+"\n"), redacted(st), res.End, res.NextLine, collect); err != nil {
+				t.Fatal(err)
+			}
+			if got := typedRequests(recs); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("requests %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSameText(t *testing.T) {
+	tests := []struct {
+		kept, text string
+		want       bool
+	}{
+		{"a b", "a b", true},
+		{"a b", "a c", false},
+		{"key [REDACTED:x] ok", "key s3cr3t ok", true},
+		{"key [REDACTED:x] ok", "key  ok", false},
+		{"key [REDACTED:x] ok", "key s3cr3t ok!", false},
+		{"[REDACTED:x]", "anything", true},
+		{"[REDACTED:x]", "", false},
+		{"a [REDACTED:x] b [REDACTED:y] c", "a 1 b 2 c", true},
+		{"a [REDACTED:x] b [REDACTED:y] c", "a 1 c", false},
+		{"a[REDACTED:x][REDACTED:y]c", "a12c", true},
+		{"a[REDACTED:x][REDACTED:y]c", "a1c", false},
+		{"[REDACTED:x", "[REDACTED:x", true},
+		{"[REDACTED:x", "anything", false},
+	}
+	for _, tc := range tests {
+		if got := sameText(tc.kept, tc.text); got != tc.want {
+			t.Errorf("sameText(%q, %q) = %v, want %v", tc.kept, tc.text, got, tc.want)
+		}
+	}
+}

@@ -300,7 +300,7 @@ func (c *carry) enqueue(text string) {
 // dequeue drops a pending prompt that arrived by another way.
 func (c *carry) dequeue(text string) {
 	for i, q := range c.queued {
-		if q == text {
+		if sameText(q, text) {
 			c.queued = append(c.queued[:i:i], c.queued[i+1:]...)
 			return
 		}
@@ -332,11 +332,64 @@ func (c *carry) deliver(text string) {
 
 func (c *carry) wasDelivered(text string) bool {
 	for _, d := range c.delivered {
-		if d == text {
+		if sameText(d, text) {
 			return true
 		}
 	}
 	return false
+}
+
+// redactedMark starts what the ledger's store puts in place of a secret
+// ([REDACTED:<kind>]).
+const redactedMark = "[REDACTED:"
+
+// sameText tells whether a prompt the carry kept is text. The carry
+// travels in the State's JSON, which a store may keep with its secrets
+// replaced ([REDACTED:<kind>]): a kept prompt then stands for any text that
+// has one or more characters where each replacement is.
+func sameText(kept, text string) bool {
+	if kept == text {
+		return true
+	}
+	if !strings.Contains(kept, redactedMark) {
+		return false
+	}
+	var pieces []string
+	for rest := kept; ; {
+		i := strings.Index(rest, redactedMark)
+		if i < 0 {
+			pieces = append(pieces, rest)
+			break
+		}
+		j := strings.IndexByte(rest[i:], ']')
+		if j < 0 {
+			pieces = append(pieces, rest)
+			break
+		}
+		pieces = append(pieces, rest[:i])
+		rest = rest[i+j+1:]
+	}
+	if len(pieces) == 1 {
+		return false
+	}
+	first, last := pieces[0], pieces[len(pieces)-1]
+	if !strings.HasPrefix(text, first) || !strings.HasSuffix(text, last) || len(text) < len(first)+len(last)+len(pieces)-1 {
+		return false
+	}
+	// Each piece between, in order, leftmost, one character at least
+	// after the one before: the earliest placement leaves the most room.
+	mid, end := len(first)+1, len(text)-len(last)
+	for _, p := range pieces[1 : len(pieces)-1] {
+		if mid > end {
+			return false
+		}
+		i := strings.Index(text[mid:end], p)
+		if i < 0 {
+			return false
+		}
+		mid += i + len(p) + 1
+	}
+	return mid <= end
 }
 
 // carry returns st's carry, making it on first use.
