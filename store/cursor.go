@@ -31,8 +31,16 @@ type Cursor struct {
 // Cursor returns the cursor of the file at path, or ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
 	var c Cursor
-	err := s.db.GetContext(ctx, &c, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at
-		FROM cursors WHERE path = ?`, s.cursorKey(path))
+	const q = `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at
+		FROM cursors WHERE path = ?`
+	key := s.cursorKey(path)
+	err := s.db.GetContext(ctx, &c, q, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A path holding a secret is stored redacted (StoredKey).
+		if k := s.otherKey(key); k != "" {
+			err = s.db.GetContext(ctx, &c, q, k)
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Cursor{}, ErrNotFound
 	}
@@ -43,8 +51,9 @@ func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
 	return c, nil
 }
 
-// Cursors returns every cursor, keyed by path: one query for a whole
-// re-ingest of unchanged files.
+// Cursors returns every cursor, keyed by path as stored: one query for a
+// whole re-ingest of unchanged files. A path holding a secret is stored
+// redacted: Cursor finds it by the path as it is.
 func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
 	var cs []Cursor
 	if err := s.db.SelectContext(ctx, &cs, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at FROM cursors`); err != nil {
@@ -78,12 +87,16 @@ func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {
 	if c.State == "" {
 		c.State = "{}"
 	}
-	_, err := tx.NamedExecContext(ctx, `
+	// The reader's state holds recorded text (prompts queued while the
+	// agent worked): the store's connection redacts it with the rest
+	// (redactdriver.go). The head's hash is no text: it goes as it is.
+	_, err := tx.ExecContext(ctx, `
 		INSERT INTO cursors (path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at)
-		VALUES (:path, :session_id, :format, :size, :mod_time, :offset, :line, :head_len, :head_hash, :state, :updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, format = excluded.format, size = excluded.size,
 			mod_time = excluded.mod_time, offset = excluded.offset, line = excluded.line, head_len = excluded.head_len,
-			head_hash = excluded.head_hash, state = excluded.state, updated_at = excluded.updated_at`, c)
+			head_hash = excluded.head_hash, state = excluded.state, updated_at = excluded.updated_at`,
+		c.Path, c.SessionID, c.Format, c.Size, c.ModTime, c.Offset, c.Line, c.HeadLen, verbatim(c.HeadHash), c.State, c.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("save cursor %s: %w", c.Path, err)
 	}

@@ -38,7 +38,9 @@ func (s *Store) PauseProject(ctx context.Context, project string, at time.Time) 
 // when it was not paused.
 func (s *Store) ResumeProject(ctx context.Context, project string) (resumed bool, err error) {
 	err = Retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM paused_projects WHERE project = ?`, filepath.Clean(project))
+		// As given, or as stored: a path holding a secret is stored redacted.
+		p := filepath.Clean(project)
+		res, err := s.db.ExecContext(ctx, `DELETE FROM paused_projects WHERE project = ? OR project = ?`, p, s.StoredKey(p))
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/agentledger/ledger/store/secrets"
 )
 
 // pgDriverName is the database/sql driver the PostgreSQL backend opens:
@@ -30,10 +32,12 @@ func init() {
 	sqlx.BindDriver(pgDriverName, sqlx.QUESTION)
 }
 
-type pgDriver struct{}
+// pgDriver opens connections whose writes are redacted with redactor (see
+// redactdriver.go); the registered one redacts nothing.
+type pgDriver struct{ redactor *secrets.Redactor }
 
-func (pgDriver) Open(name string) (driver.Conn, error) {
-	c, err := pgDriver{}.OpenConnector(name)
+func (d pgDriver) Open(name string) (driver.Conn, error) {
+	c, err := d.OpenConnector(name)
 	if err != nil {
 		return nil, err
 	}
@@ -107,12 +111,12 @@ func pgDuration(v string) (time.Duration, bool) {
 	return time.Duration(f * float64(units[unit])), true
 }
 
-func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
+func (d pgDriver) OpenConnector(name string) (driver.Connector, error) {
 	cfg, err := pgx.ParseConfig(name)
 	if err != nil {
 		return nil, err
 	}
-	c := pgConnector{connect: cfg.ConnectTimeout, answer: defaultStatementTimeout + answerGrace}
+	c := pgConnector{connect: cfg.ConnectTimeout, answer: defaultStatementTimeout + answerGrace, redactor: d.redactor}
 	if v, ok := cfg.RuntimeParams["statement_timeout"]; ok {
 		if d, ok := pgDuration(v); ok {
 			c.answer = 0
@@ -131,6 +135,7 @@ func (pgDriver) OpenConnector(name string) (driver.Connector, error) {
 type pgConnector struct {
 	base            driver.Connector
 	connect, answer time.Duration
+	redactor        *secrets.Redactor
 }
 
 func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -148,17 +153,19 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		return nil, err
 	}
-	return &pgConn{c: conn.(*stdlib.Conn), answer: c.answer}, nil
+	return &pgConn{c: conn.(*stdlib.Conn), answer: c.answer, redactor: c.redactor}, nil
 }
 
-func (pgConnector) Driver() driver.Driver { return pgDriver{} }
+func (c pgConnector) Driver() driver.Driver { return pgDriver{c.redactor} }
 
 // pgConn is a pgx connection that rewrites each statement (rewritePG),
-// passes bools as 0 and 1, as SQLite stores them, and gives every round
-// trip a deadline (see defaultStatementTimeout).
+// passes bools as 0 and 1, as SQLite stores them, gives every round trip
+// a deadline (see defaultStatementTimeout), and redacts what it writes
+// (redactArgs).
 type pgConn struct {
-	c      *stdlib.Conn
-	answer time.Duration
+	c        *stdlib.Conn
+	answer   time.Duration
+	redactor *secrets.Redactor
 }
 
 // answerWaitKey is the context key of a statement's own answer wait (see
@@ -212,7 +219,7 @@ func (p *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	if err != nil {
 		return nil, silent(ctx, bctx, d, err)
 	}
-	return pgStmt{st, p}, nil
+	return pgStmt{st, p, writes(query)}, nil
 }
 
 func (p *pgConn) Close() error { return p.c.Close() }
@@ -281,10 +288,15 @@ func (p *pgConn) ResetSession(ctx context.Context) error {
 	return p.c.ResetSession(bctx)
 }
 
-func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error { return p.c.CheckNamedValue(nv) }
-func (p *pgConn) IsValid() bool                               { return !p.c.Conn().IsClosed() }
+func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if checkVerbatim(nv) == nil {
+		return nil
+	}
+	return p.c.CheckNamedValue(nv)
+}
+func (p *pgConn) IsValid() bool { return !p.c.Conn().IsClosed() }
 func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	q, a, err := rewritePG(query, args)
+	q, a, err := rewritePG(query, redactArgs(p.redactor, writes(query), args))
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +307,7 @@ func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, a, err := rewritePG(query, args)
+	q, a, err := rewritePG(query, redactArgs(p.redactor, writes(query), args))
 	if err != nil {
 		return nil, err
 	}
@@ -348,22 +360,23 @@ func (r *pgRows) Close() error {
 }
 
 // pgStmt is a prepared statement whose bool arguments go as 0 and 1, run
-// within the answer wait.
+// within the answer wait, whose writes are redacted.
 type pgStmt struct {
 	driver.Stmt
-	p *pgConn
+	p     *pgConn
+	write bool
 }
 
 func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	bctx, d, cancel := s.p.bound(ctx)
 	defer cancel()
-	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(bctx, pgArgs(args))
+	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(bctx, pgArgs(redactArgs(s.p.redactor, s.write, args)))
 	return res, silent(ctx, bctx, d, err)
 }
 
 func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	bctx, d, cancel := s.p.bound(ctx)
-	rows, err := s.Stmt.(driver.StmtQueryContext).QueryContext(bctx, pgArgs(args))
+	rows, err := s.Stmt.(driver.StmtQueryContext).QueryContext(bctx, pgArgs(redactArgs(s.p.redactor, s.write, args)))
 	if err != nil {
 		cancel()
 		return nil, silent(ctx, bctx, d, err)

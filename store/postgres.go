@@ -116,10 +116,11 @@ func openPostgres(ctx context.Context, s *Store) (*Store, error) {
 	if s.readOnly {
 		dsn = withParam(dsn, "default_transaction_read_only", "on")
 	}
-	db, err := sqlx.Open(pgDriverName, dsn)
+	conn, err := pgDriver{redactor: s.redactor}.OpenConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", RedactURL(s.url), err)
 	}
+	db := sqlx.NewDb(sql.OpenDB(conn), pgDriverName)
 	// Every process is one of many clients of a shared server: keep few
 	// connections, and none idle for long.
 	db.SetMaxOpenConns(8)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/agentledger/ledger/store/secrets"
 )
 
 // ReadOnlyError is returned when a command that writes meets a ledger this
@@ -72,8 +74,10 @@ func readDSN(path string, immutable bool) string {
 // connection closed again.
 func ReadOnly() Option {
 	return func(s *Store) {
+		// It writes nothing, but keeps its Redactor (which compiles
+		// nothing unless used): a lookup by an id or a path that holds a
+		// secret finds it by its stored, redacted form (StoredKey).
 		s.readOnly = true
-		s.redactor = nil // it writes nothing to redact
 	}
 }
 
@@ -101,7 +105,7 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return Open(ctx, path, opts...)
 	}
-	s := &Store{path: path, readOnly: true}
+	s := &Store{path: path, readOnly: true, redactor: secrets.New()} // for StoredKey (see ReadOnly)
 	for _, o := range opts {
 		o(s)
 	}
@@ -168,7 +172,7 @@ func (s *Store) connectReadOnly(ctx context.Context) (have, want int64, err erro
 }
 
 func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64, error) {
-	db := openSQLiteDB(readDSN(s.path, immutable))
+	db := openSQLiteDB(readDSN(s.path, immutable), nil) // it writes nothing
 	have, err := schemaVersion(ctx, db)
 	if err != nil {
 		db.Close()

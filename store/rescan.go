@@ -31,12 +31,18 @@ type RescanResult struct {
 }
 
 // RedactRescan applies the current secret rules to every row stored
-// earlier (before a rule existed, or with redaction off): message text and
-// blocks, compaction summaries, session titles, handoff tasks, Markdown
-// and sections. It pages through each table by id in batched transactions
-// and updates only the rows that change (the UPDATE triggers keep the
-// full-text indexes in step). Then it makes sure the old bytes are gone,
-// not just unreachable:
+// earlier (before a rule existed, or with redaction off), in every column
+// that can hold recorded text (textColumns, and messages' and handoffs'
+// own passes): message text, blocks, ids, tool names and models; session
+// ids, projects, branches, titles and models; compaction summaries;
+// handoffs' tasks, sections, Markdown and paths (and the Markdown files
+// themselves); notes; cursors' paths and reader states (prompts queued
+// while the agent worked); hook receipts; marks; paused projects. A key
+// that holds a secret (a session id, a path) is replaced in every row that
+// names it first (rekey). It pages through each table in batched
+// transactions and updates only the rows that change (the UPDATE triggers
+// keep the full-text indexes in step). Then it makes sure the old bytes
+// are gone, not just unreachable:
 //
 //   - secure_delete is on for its connection, so SQLite zeroes what the
 //     updates free;
@@ -64,19 +70,42 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
 	}
 
+	// Keys first: a session id, a path or a name that holds a secret is
+	// a key other rows name (rekey.go). Then the text of every row.
+	if err := Retry(ctx, func() error {
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		rows, n, err := r.rekey(ctx, tx, s.pg)
+		if err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		res.RowsChanged, res.Secrets = res.RowsChanged+int64(rows), res.Secrets+n
+		return nil
+	}); err != nil {
+		return res, fmt.Errorf("rescan keys: %w", err)
+	}
 	passes := []struct {
 		name string
 		fn   func(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error)
 	}{
 		{"messages", r.rescanMessages},
-		{"compactions", r.rescanCompactions},
-		{"sessions", r.rescanSessions},
 		{"handoffs", r.rescanHandoffs},
-		{"notes", r.rescanNotes},
+	}
+	for _, t := range textColumns() {
+		passes = append(passes, struct {
+			name string
+			fn   func(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error)
+		}{t.table, r.rescanTable(t)})
 	}
 	for _, p := range passes {
 		var after any = int64(0)
-		if p.name == "sessions" {
+		if t, ok := textTable(p.name); ok && !t.intKey {
 			after = ""
 		}
 		for after != nil {
@@ -150,8 +179,9 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 		ID     int64          `db:"id"`
 		Text   string         `db:"text"`
 		Blocks sql.NullString `db:"blocks"`
+		messageFields
 	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, text, blocks FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, text, blocks, `+messageFieldColumns+` FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
 		after, rescanBatch); err != nil {
 		return nil, 0, 0, err
 	}
@@ -189,79 +219,35 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 				n += k
 			}
 		}
-		if text == row.Text && blocks == row.Blocks {
+		fields, k := r.redactFields(row.messageFields)
+		n += k
+		if text == row.Text && blocks == row.Blocks && fields == row.messageFields {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET text = ?, blocks = ? WHERE id = ?`, text, blocks, row.ID); err != nil {
-			return nil, 0, 0, err
+		if fields.UUID != row.UUID {
+			// Two messages of a session whose uuids differ only by a
+			// secret are one once it is redacted: the first is kept.
+			var dup bool
+			if err := tx.GetContext(ctx, &dup, `SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND uuid = ?)`,
+				verbatim(fields.SessionID), verbatim(fields.UUID)); err != nil {
+				return nil, 0, 0, err
+			}
+			if dup {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, row.ID); err != nil {
+					return nil, 0, 0, err
+				}
+				changed, found = changed+1, found+n
+				continue
+			}
 		}
-		changed, found = changed+1, found+n
-	}
-	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
-}
-
-func (r rescanner) rescanNotes(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
-	var rows []struct {
-		ID   int64  `db:"id"`
-		Text string `db:"text"`
-	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, text FROM notes WHERE id > ? ORDER BY id LIMIT ?`,
-		after, rescanBatch); err != nil {
-		return nil, 0, 0, err
-	}
-	changed, found := 0, 0
-	for _, row := range rows {
-		text, n := r.Redact(row.Text)
-		if n == 0 || text == row.Text {
-			continue
+		var b any
+		if blocks.Valid {
+			b = verbatim(blocks.String)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE notes SET text = ? WHERE id = ?`, text, row.ID); err != nil {
-			return nil, 0, 0, err
-		}
-		changed, found = changed+1, found+n
-	}
-	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
-}
-
-func (r rescanner) rescanCompactions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
-	var rows []struct {
-		ID      int64  `db:"id"`
-		Summary string `db:"summary"`
-	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, summary FROM compactions WHERE id > ? ORDER BY id LIMIT ?`,
-		after, rescanBatch); err != nil {
-		return nil, 0, 0, err
-	}
-	changed, found := 0, 0
-	for _, row := range rows {
-		summary, n := r.Redact(row.Summary)
-		if n == 0 || summary == row.Summary {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET summary = ? WHERE id = ?`, summary, row.ID); err != nil {
-			return nil, 0, 0, err
-		}
-		changed, found = changed+1, found+n
-	}
-	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
-}
-
-func (r rescanner) rescanSessions(ctx context.Context, tx *sqlx.Tx, after any) (any, int, int, error) {
-	var rows []struct {
-		ID    string `db:"id"`
-		Title string `db:"title"`
-	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, title FROM sessions WHERE id > ? ORDER BY id LIMIT ?`,
-		after, rescanBatch); err != nil {
-		return nil, 0, 0, err
-	}
-	changed, found := 0, 0
-	for _, row := range rows {
-		title, n := r.Redact(row.Title)
-		if n == 0 || title == row.Title {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ?`, title, row.ID); err != nil {
+		// Redacted here, with the message's structure: as they are.
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET text = ?, blocks = ?, uuid = ?, parent_uuid = ?, tool_name = ?,
+			model = ?, response_id = ?, agent_id = ? WHERE id = ?`, verbatim(text), b, verbatim(fields.UUID), verbatim(fields.ParentUUID),
+			verbatim(fields.ToolName), verbatim(fields.Model), verbatim(fields.ResponseID), verbatim(fields.AgentID), row.ID); err != nil {
 			return nil, 0, 0, err
 		}
 		changed, found = changed+1, found+n
@@ -275,8 +261,10 @@ func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 		Task     string `db:"task"`
 		Sections string `db:"sections"`
 		Markdown string `db:"markdown"`
+		Trigger  string `db:"trigger"`
+		Path     string `db:"path"`
 	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, task, sections, markdown FROM handoffs WHERE id > ? ORDER BY id LIMIT ?`,
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, task, sections, markdown, trigger, path FROM handoffs WHERE id > ? ORDER BY id LIMIT ?`,
 		after, rescanBatch); err != nil {
 		return nil, 0, 0, err
 	}
@@ -288,14 +276,22 @@ func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("handoff %d: %w", row.ID, err)
 		}
-		if task == row.Task && markdown == row.Markdown && sections == row.Sections {
+		trigger, n4 := r.Redact(row.Trigger)
+		path, n5 := r.Redact(row.Path)
+		// The Markdown file the row names was written with the same
+		// text: it is rewritten redacted, and moved when its name held a
+		// secret (the row then names where it went).
+		if err := r.rewriteFile(row.Path, path); err != nil {
+			return nil, 0, 0, fmt.Errorf("handoff %d: %w", row.ID, err)
+		}
+		if task == row.Task && markdown == row.Markdown && sections == row.Sections && trigger == row.Trigger && path == row.Path {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET task = ?, sections = ?, markdown = ? WHERE id = ?`,
-			task, sections, markdown, row.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET task = ?, sections = ?, markdown = ?, trigger = ?, path = ? WHERE id = ?`,
+			verbatim(task), verbatim(sections), verbatim(markdown), verbatim(trigger), verbatim(path), row.ID); err != nil {
 			return nil, 0, 0, err
 		}
-		changed, found = changed+1, found+n1+n2+n3
+		changed, found = changed+1, found+n1+n2+n3+n4+n5
 	}
 	return nextAfter(len(rows), func() any { return rows[len(rows)-1].ID }), changed, found, nil
 }

@@ -114,6 +114,8 @@ func (s *Store) SaveResumeStates(ctx context.Context, states []ResumeState) erro
 		docs[i] = string(b)
 	}
 	now := time.Now().UTC()
+	// The key is made of stored values, already redacted: it goes as it is,
+	// to compare equal to the key ResumeKey makes of them again.
 	return Retry(ctx, func() error {
 		tx, err := s.db.BeginTxx(ctx, nil)
 		if err != nil {
@@ -124,7 +126,7 @@ func (s *Store) SaveResumeStates(ctx context.Context, states []ResumeState) erro
 			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_states (session_id, input_key, doc, updated_at)
 				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)
 				ON CONFLICT (session_id) DO UPDATE SET input_key = excluded.input_key, doc = excluded.doc, updated_at = excluded.updated_at`,
-				rs.SessionID, rs.Key, docs[i], now, rs.SessionID); err != nil {
+				rs.SessionID, verbatim(rs.Key), docs[i], now, rs.SessionID); err != nil {
 				return fmt.Errorf("save resume state of %s: %w", rs.SessionID, err)
 			}
 		}

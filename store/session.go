@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -115,8 +116,23 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 }
 
 // Session returns the session whose id is id or starts with it (git-style
-// prefixes). No match is ErrNotFound; several are an *AmbiguousError.
+// prefixes), as given or as stored (StoredKey: an id holding a secret is
+// stored redacted). No match is ErrNotFound; several are an
+// *AmbiguousError.
 func (s *Store) Session(ctx context.Context, idOrPrefix string) (Session, error) {
+	sess, err := s.session(ctx, idOrPrefix)
+	if errors.Is(err, ErrNotFound) {
+		// An id an agent gave, holding a secret: stored redacted.
+		if k := s.otherKey(idOrPrefix); k != "" {
+			if sess, kerr := s.session(ctx, k); !errors.Is(kerr, ErrNotFound) {
+				return sess, kerr
+			}
+		}
+	}
+	return sess, err
+}
+
+func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error) {
 	if idOrPrefix == "" {
 		return Session{}, fmt.Errorf("session %q: %w", idOrPrefix, ErrNotFound)
 	}

@@ -118,7 +118,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
-	db := openSQLiteDB(DSN(path))
+	db := openSQLiteDB(DSN(path), s.redactor)
 	s.db = db
 	// Processes that open a new database at once race to switch it to WAL
 	// and to migrate it; the loser may be told "busy" past busy_timeout.

@@ -203,17 +203,10 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 }
 
 // pushRecords sends a session's compactions, handoffs and notes whose
-// local ids are after from's, in w's transaction, their text redacted with
-// w's rules.
+// local ids are after from's, in w's transaction (dst's connection redacts
+// their text with its rules, as everything it writes).
 func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, out *PushCounts) error {
 	id := from.SessionID
-	redact := func(t string) string {
-		if w.redactor == nil || t == "" {
-			return t
-		}
-		t, _ = w.redactor.Redact(t)
-		return t
-	}
 	var comps []Compaction
 	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
 		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
@@ -236,7 +229,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		// mark keeps it from being sent twice.
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, nullInt(c.PreTokens), nullInt(c.PostTokens),
-			redact(c.Summary), c.Source, c.ToolCalls); err != nil {
+			c.Summary, c.Source, c.ToolCalls); err != nil {
 			return fmt.Errorf("insert compaction: %w", err)
 		}
 		out.Compactions++
@@ -250,7 +243,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		// The Markdown file stays on this machine: its path means nothing
 		// on the others.
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, h.CreatedAt.UTC(), h.Trigger, redact(h.Task), redact(h.Sections), redact(h.Markdown), h.Tokens); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, h.CreatedAt.UTC(), h.Trigger, h.Task, h.Sections, h.Markdown, h.Tokens); err != nil {
 			return fmt.Errorf("insert handoff: %w", err)
 		}
 		out.Handoffs++
@@ -262,7 +255,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 	}
 	for _, n := range ns {
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?)`,
-			id, n.Kind, redact(n.Text), n.CreatedAt.UTC()); err != nil {
+			id, n.Kind, n.Text, n.CreatedAt.UTC()); err != nil {
 			return fmt.Errorf("insert note: %w", err)
 		}
 		out.Notes++

@@ -211,14 +211,37 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 	return st, nil
 }
 
+// StoredID is a session id as the writer stores it (Store.StoredKey): the
+// key of its rows, and of its state in this transaction.
+func (w *Writer) StoredID(id string) string {
+	if w.redactor == nil {
+		return id
+	}
+	id, _ = w.redactor.Redact(id)
+	return id
+}
+
+// redact replaces the secrets of s, counting them.
+func (w *Writer) redact(s *string) {
+	if w.redactor != nil && *s != "" {
+		var n int
+		*s, n = w.redactor.Redact(*s)
+		w.counts.Redacted += n
+	}
+}
+
 // PatchSession records what a transcript line says about a session.
 func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 	if p.ID == "" {
 		return nil
 	}
+	p.ID = w.StoredID(p.ID)
 	st, err := w.session(ctx, p.ID)
 	if err != nil || st.forgotten {
 		return err
+	}
+	for _, f := range []*string{&p.Project, &p.GitBranch, &p.Title, &p.Model} {
+		w.redact(f)
 	}
 	// The project is where the session started: an agent that cds into a
 	// sub-folder is still working on the same project.
@@ -226,11 +249,6 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 		st.patch.Project = p.Project
 	}
 	merge(&st.patch.GitBranch, p.GitBranch)
-	if w.redactor != nil && p.Title != "" {
-		var n int
-		p.Title, n = w.redactor.Redact(p.Title)
-		w.counts.Redacted += n
-	}
 	merge(&st.patch.Title, p.Title)
 	merge(&st.patch.Model, p.Model)
 	if p.ContextWindow > 0 {
@@ -279,8 +297,9 @@ func (w *Writer) sawUsage(ctx context.Context, session string, st *sessionState,
 }
 
 // PreparedMessage is a message made ready to store: its secrets redacted
-// (unless the store's redaction is off), its search text and blocks JSON
-// computed. Only Writer.Prepare makes one.
+// (unless the store's redaction is off), in its blocks, search text, ids
+// and model, its search text and blocks JSON computed. Only
+// Writer.Prepare makes one; AddPrepared writes it as it is (verbatim).
 type PreparedMessage struct {
 	m        compact.Message
 	text     string
@@ -299,6 +318,13 @@ func (w *Writer) Prepare(m compact.Message) PreparedMessage {
 	p := PreparedMessage{m: m}
 	if w.redactor != nil {
 		p.m, p.text, p.redacted = w.redactor.RedactMessage(m)
+		// Its ids and model too: a transcript may put a secret anywhere,
+		// and the session id is the key of the session's rows (StoredID).
+		for _, f := range []*string{&p.m.SessionID, &p.m.UUID, &p.m.ParentUUID, &p.m.Model, &p.m.ResponseID, &p.m.AgentID} {
+			var n int
+			*f, n = w.redactor.Redact(*f)
+			p.redacted += n
+		}
 	} else {
 		p.text = m.SearchText()
 	}
@@ -336,14 +362,14 @@ func (p PreparedMessage) Stored() compact.Message {
 // Fresh tells whether the session had no messages before this
 // transaction: then those it added are all it has.
 func (w *Writer) Fresh(sessionID string) bool {
-	st, ok := w.sessions[sessionID]
+	st, ok := w.sessions[w.StoredID(sessionID)]
 	return ok && st.fresh
 }
 
 // LastSeq is the seq of the session's last message as of this
 // transaction (-1: none).
 func (w *Writer) LastSeq(sessionID string) int64 {
-	if st, ok := w.sessions[sessionID]; ok {
+	if st, ok := w.sessions[w.StoredID(sessionID)]; ok {
 		return st.nextSeq - 1
 	}
 	return -1
@@ -367,27 +393,32 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		return false, err
 	}
 	in, cacheCreation, cacheRead, out := usageArgs(m.Usage)
+	if b, ok := blocks.(string); ok {
+		blocks = verbatim(b)
+	}
+	// Prepare redacted every string of the message: it goes as it is,
+	// with no second scan on the writing goroutine (redactdriver.go).
 	id, added, err := w.insertRow(ctx, // in the order of insertColumns
-		m.SessionID,      // session_id
-		m.UUID,           // uuid
-		m.ParentUUID,     // parent_uuid
-		st.nextSeq,       // seq
-		string(m.Role),   // role
-		string(m.Kind()), // kind
-		m.ToolName(),     // tool_name
-		text,             // text
-		blocks,           // blocks
-		nullTime(m.Time), // at
-		m.Model,          // model
-		m.ResponseID,     // response_id
-		in,               // input_tokens
-		cacheCreation,    // cache_creation_tokens
-		cacheRead,        // cache_read_tokens
-		out,              // output_tokens
-		m.Meta,           // meta
-		m.CompactSummary, // compact_summary
-		m.Sidechain,      // sidechain
-		m.AgentID,        // agent_id
+		verbatim(m.SessionID),  // session_id
+		verbatim(m.UUID),       // uuid
+		verbatim(m.ParentUUID), // parent_uuid
+		st.nextSeq,             // seq
+		string(m.Role),         // role
+		string(m.Kind()),       // kind
+		verbatim(m.ToolName()), // tool_name
+		verbatim(text),         // text
+		blocks,                 // blocks
+		nullTime(m.Time),       // at
+		verbatim(m.Model),      // model
+		verbatim(m.ResponseID), // response_id
+		in,                     // input_tokens
+		cacheCreation,          // cache_creation_tokens
+		cacheRead,              // cache_read_tokens
+		out,                    // output_tokens
+		m.Meta,                 // meta
+		m.CompactSummary,       // compact_summary
+		m.Sidechain,            // sidechain
+		verbatim(m.AgentID),    // agent_id
 	)
 	if err != nil {
 		return false, fmt.Errorf("insert message %s: %w", m.UUID, err)
@@ -541,6 +572,7 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	if b.SessionID == "" || b.UUID == "" {
 		return false, fmt.Errorf("compaction without session or uuid")
 	}
+	b.SessionID, b.UUID, b.LogicalParentUUID = w.StoredID(b.SessionID), w.StoredID(b.UUID), w.StoredID(b.LogicalParentUUID)
 	st, err := w.session(ctx, b.SessionID)
 	if err != nil || st.forgotten {
 		return false, err
@@ -553,11 +585,8 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	if exists {
 		return false, nil
 	}
-	if w.redactor != nil && b.Summary != "" {
-		var n int
-		b.Summary, n = w.redactor.Redact(b.Summary)
-		w.counts.Redacted += n
-	}
+	w.redact(&b.Summary)
+	w.redact(&b.Trigger)
 	st.see(b.Time)
 	at, pre, post := b.Time.UTC(), positive(b.PreTokens), positive(b.PostTokens)
 	if !storable(b.Time) {

@@ -19,12 +19,17 @@ func newRedactCmd(app *App) *cobra.Command {
 		Short: "Apply the current secret rules to rows stored earlier",
 		Long: `ledger replaces secrets with [REDACTED:<kind>] as it stores them. Rows stored
 before a rule existed, or with --no-redact, may still hold some: --rescan
-applies the current rules to every stored message (text, tool inputs and
-results), compaction summary, session title and handoff, updates the rows that
-change, rebuilds the full-text indexes, and rewrites the database file
+applies the current rules to every stored column that can hold recorded text:
+messages (text, tool names, inputs and results, ids, models), sessions (ids,
+projects, branches, titles, models), compaction summaries, handoffs, notes,
+cursors (paths, and the reader state that keeps prompts queued while the
+agent worked), hook receipts and marks. A session id or a path that holds a
+secret is replaced in every row that names it. It updates the rows that
+change, rewrites the handoff files ledger wrote (moving those whose names held
+a secret), rebuilds the full-text indexes, and rewrites the database file
 (secure_delete, VACUUM, then a WAL checkpoint) so that the old text is not
-left behind in free pages or in the WAL. Handoff files ledger wrote to disk
-are not rewritten.
+left behind in free pages or in the WAL. The hook log and pending drafts are
+not rewritten.
 
 VACUUM needs free disk space about the size of the database, and holds the write
 lock while it runs. Another process that keeps the database open can keep the
