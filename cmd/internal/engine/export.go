@@ -98,7 +98,7 @@ func (e *Engine) Export(ctx context.Context, req ExportRequest, w io.Writer) (Ex
 		_, err := w.Write(buf.Bytes())
 		return out, err
 	}
-	if err := writeFile(out.Path, buf.Bytes()); err != nil {
+	if err := writeFile(st, out.Path, buf.Bytes()); err != nil {
 		return out, fmt.Errorf("export %s: %w", sess.ID, err)
 	}
 	if req.Restore {

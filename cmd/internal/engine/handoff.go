@@ -163,9 +163,9 @@ func storeHandoff(ctx context.Context, st *store.Store, d handoffDraft, writeMD 
 			}
 			p, err := d.Path, error(nil)
 			if d.named {
-				p, err = writeNewFile(d.Path, []byte(d.Doc.Markdown))
+				p, err = writeNewFile(st, d.Path, []byte(d.Doc.Markdown))
 			} else {
-				err = writeFile(d.Path, []byte(d.Doc.Markdown))
+				err = writeFile(st, d.Path, []byte(d.Doc.Markdown))
 			}
 			if err != nil {
 				return "", fmt.Errorf("write handoff file: %w", err)
@@ -248,7 +248,9 @@ func defaultHandoffPath(dbPath, project, session string, at time.Time) string {
 // folder, synced, linked to the name (which fails when the name is taken),
 // the folder synced. A file system without hard links gets the name
 // created exclusively instead, then written. It returns the path written.
-func writeNewFile(path string, data []byte) (string, error) {
+// data is redacted with the store's rules first, as writeFile's.
+func writeNewFile(st *store.Store, path string, data []byte) (string, error) {
+	data = st.RedactFile(data)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -314,10 +316,13 @@ func createNew(path string, data []byte) error {
 	return err
 }
 
-// writeFile replaces path with data, owner-only, atomically and durably:
+// writeFile replaces path with data, its secrets redacted by the store's
+// rules (store.RedactFile: every file ledger writes from recorded text
+// comes through here or writeNewFile), owner-only, atomically and durably:
 // a temporary file in the same folder, synced, renamed over path, and the
 // folder synced so that the rename itself survives a crash.
-func writeFile(path string, data []byte) error {
+func writeFile(st *store.Store, path string, data []byte) error {
+	data = st.RedactFile(data)
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err

@@ -179,7 +179,7 @@ func TestHandoffsOfOneSecondKeepTheirFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := deferHandoff(s.Path(), &d); err != nil {
+		if _, err := deferHandoff(s, &d); err != nil {
 			t.Fatal(err)
 		}
 		drafts := pendingDrafts(s.Path(), session)

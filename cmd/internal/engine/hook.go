@@ -197,6 +197,11 @@ func (r *hookResult) deferred(format string, args ...any) {
 // transcript (see RunHook).
 func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookClocks) hookResult {
 	r := hookResult{outcome: store.OutcomeOK}
+	// The session id as the ledger stores it (redacted, should it hold a
+	// secret): the key of its rows, and the name of its files.
+	if st, err := e.Store(ctx); err == nil {
+		in.SessionID = st.StoredKey(in.SessionID)
+	}
 	if o.Agent == "codex" && in.TranscriptPath == "" && in.Event != "SessionStart" {
 		// codex --ephemeral keeps no rollout (transcript_path is null):
 		// nothing to read, and nothing wrong.
@@ -382,7 +387,7 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 		}
 	}
 	if written == "" {
-		if _, err := deferHandoff(st.Path(), &d); err != nil {
+		if _, err := deferHandoff(st, &d); err != nil {
 			r.err = err
 			return
 		}
@@ -420,7 +425,9 @@ func (e *Engine) hookHandoff(ctx context.Context, in HookInput, req HandoffReque
 		}
 	case notFound(err) && len(tail) > 0:
 		// A session the ledger has not seen yet: all of it is in the tail.
-		sess = store.Session{ID: in.SessionID, Source: string(info.format), Project: cmpOr(info.project, in.Cwd), GitBranch: info.branch}
+		// As the ledger will store it: the handoff file is named after it.
+		sess = store.Session{ID: in.SessionID, Source: string(info.format), Project: st.StoredKey(cmpOr(info.project, in.Cwd)),
+			GitBranch: st.StoredKey(info.branch)}
 	default:
 		return nil, handoffDraft{}, err
 	}

@@ -7,7 +7,7 @@ import "strings"
 // (stateDir is $XDG_STATE_HOME, else ~/.local/state), when that can be
 // written: a log that cannot be written is no reason to fail either.
 func (e *Engine) HookWarning(stateDir, event string, err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := e.redactLine(strings.ReplaceAll(err.Error(), "\n", " "))
 	if event != "" {
 		msg = event + ": " + msg
 	}

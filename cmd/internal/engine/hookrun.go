@@ -275,6 +275,16 @@ func skipPartialLine(f *os.File) (io.Reader, int64, error) {
 	}
 }
 
+// redactLine is a line for the hook log or a warning, its secrets replaced
+// by the store's rules (a receipt's detail, an error quoting a path or a
+// line); by the default rules when the store could not be opened.
+func (e *Engine) redactLine(line string) string {
+	if e.st != nil {
+		return e.st.RedactText(line)
+	}
+	return store.RedactText(line)
+}
+
 // hookLog appends a line to the hook log, $XDG_STATE_HOME/ledger/hook.log
 // (stateDir is $XDG_STATE_HOME, else ~/.local/state), when that can be
 // written: a log that cannot be written is no reason to fail either.
@@ -293,6 +303,6 @@ func (e *Engine) hookLog(stateDir, line string) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(f, "%s %s\n", e.now().UTC().Format(time.RFC3339), line)
+	fmt.Fprintf(f, "%s %s\n", e.now().UTC().Format(time.RFC3339), e.redactLine(line))
 	f.Close()
 }

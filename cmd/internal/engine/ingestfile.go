@@ -71,8 +71,11 @@ type ingester struct {
 // cursor returns the stored cursor of path, if any.
 func (in *ingester) cursor(ctx context.Context, path string) (store.Cursor, bool, error) {
 	if in.cursors != nil {
-		c, ok := in.cursors[path]
-		return c, ok, nil
+		if c, ok := in.cursors[path]; ok || !in.st.Redacts() {
+			return c, ok, nil
+		}
+		// Not there by its path: maybe stored under it redacted (a path
+		// holding a secret), which Cursor finds.
 	}
 	c, err := in.st.Cursor(ctx, path)
 	if notFound(err) {
@@ -210,7 +213,7 @@ func (j *fileJob) into(ctx context.Context, w *store.Writer, in *ingester) (File
 	fs.Counts = store.Counts{Sessions: after.Sessions - before.Sessions, Messages: after.Messages - before.Messages,
 		Compactions: after.Compactions - before.Compactions, Redacted: after.Redacted - before.Redacted}
 	fs.Skipped, fs.Skips = res.Skipped, res.Skips
-	fs.Session = st.SessionID
+	fs.Session = w.StoredID(st.SessionID)
 	return fs, nil
 }
 

@@ -23,6 +23,9 @@ const IgnoreFile = ".ledgerignore"
 // file. It is safe for concurrent use.
 type optOut struct {
 	paused []string
+	// stored is a path as the ledger stores it (store.StoredKey): a paused
+	// path that holds a secret is stored redacted.
+	stored func(string) string
 	mu     sync.Mutex
 	ignore map[string]string // folder -> its .ledgerignore, or ""
 }
@@ -33,7 +36,7 @@ func loadOptOut(ctx context.Context, st *store.Store) (*optOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &optOut{ignore: map[string]string{}}
+	o := &optOut{ignore: map[string]string{}, stored: st.StoredKey}
 	for _, p := range ps {
 		o.paused = append(o.paused, p.Project)
 	}
@@ -47,9 +50,17 @@ func (o *optOut) why(dir string) string {
 		return ""
 	}
 	dir = filepath.Clean(dir)
+	dirs := []string{dir}
+	if len(o.paused) > 0 && o.stored != nil {
+		if sd := o.stored(dir); sd != dir {
+			dirs = append(dirs, sd)
+		}
+	}
 	for _, p := range o.paused {
-		if dir == p || strings.HasPrefix(dir, p+string(filepath.Separator)) || p == string(filepath.Separator) {
-			return "recording is paused for " + p
+		for _, d := range dirs {
+			if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) || p == string(filepath.Separator) {
+				return "recording is paused for " + p
+			}
 		}
 	}
 	o.mu.Lock()

@@ -37,14 +37,15 @@ func pendingName(d handoffDraft) string {
 // deferHandoff writes the draft's Markdown file (setting d.Path to where
 // it went: a name ledger chose is never a file's already) and keeps the
 // draft in the pending folder, both owner-only and atomically.
-func deferHandoff(dbPath string, d *handoffDraft) (string, error) {
+func deferHandoff(st *store.Store, d *handoffDraft) (string, error) {
+	dbPath := st.Path()
 	if d.named {
-		p, err := writeNewFile(d.Path, []byte(d.Doc.Markdown))
+		p, err := writeNewFile(st, d.Path, []byte(d.Doc.Markdown))
 		if err != nil {
 			return "", fmt.Errorf("write handoff file: %w", err)
 		}
 		d.Path, d.named = p, false
-	} else if err := writeFile(d.Path, []byte(d.Doc.Markdown)); err != nil {
+	} else if err := writeFile(st, d.Path, []byte(d.Doc.Markdown)); err != nil {
 		return "", fmt.Errorf("write handoff file: %w", err)
 	}
 	b, err := json.Marshal(d)
@@ -52,7 +53,7 @@ func deferHandoff(dbPath string, d *handoffDraft) (string, error) {
 		return "", err
 	}
 	p := filepath.Join(pendingDir(dbPath), pendingName(*d))
-	if err := writeFile(p, b); err != nil {
+	if err := writeFile(st, p, b); err != nil {
 		return "", fmt.Errorf("keep pending handoff: %w", err)
 	}
 	return p, nil

@@ -36,7 +36,7 @@ func TestPendingHandoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := deferHandoff(st.Path(), &d); err != nil {
+		if _, err := deferHandoff(st, &d); err != nil {
 			t.Fatal(err)
 		}
 		return d
