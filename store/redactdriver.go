@@ -51,38 +51,23 @@ func writes(query string) bool {
 	return false
 }
 
-// redactArgs returns args as the driver must see them: verbatim values as
-// plain strings, and, when the statement writes and r is set, every other
-// string redacted.
+// redactArgs makes args what the driver must see, in place (database/sql
+// makes them anew for each call): verbatim values plain strings, and, when
+// the statement writes and r is set, every other string redacted.
 func redactArgs(r *secrets.Redactor, write bool, args []driver.NamedValue) []driver.NamedValue {
-	var out []driver.NamedValue
 	for i, a := range args {
-		var v any
 		switch x := a.Value.(type) {
 		case verbatim:
-			v = string(x)
+			args[i].Value = string(x)
 		case string:
-			if !write || r == nil {
-				continue
+			if write && r != nil {
+				if red, _ := redactValue(r, x); red != x {
+					args[i].Value = red
+				}
 			}
-			red, _ := redactValue(r, x)
-			if red == x {
-				continue
-			}
-			v = red
-		default:
-			continue
 		}
-		if out == nil {
-			out = make([]driver.NamedValue, len(args))
-			copy(out, args)
-		}
-		out[i].Value = v
 	}
-	if out == nil {
-		return args
-	}
-	return out
+	return args
 }
 
 // redactValue is s with its secrets replaced, and how many: a JSON

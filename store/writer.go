@@ -289,7 +289,7 @@ func (w *Writer) sawUsage(ctx context.Context, session string, st *sessionState,
 		return nil
 	}
 	if _, err := w.tx.ExecContext(ctx, `UPDATE compactions SET post_tokens = ? WHERE session_id = ? AND post_tokens IS NULL`,
-		st.context, session); err != nil {
+		st.context, verbatim(session)); err != nil {
 		return fmt.Errorf("set post tokens: %w", err)
 	}
 	st.pendingPost = false
@@ -491,7 +491,8 @@ func (w *Writer) keepUsage(ctx context.Context, st *sessionState, m compact.Mess
 			return err
 		}
 	} else if !st.fresh {
-		if _, err := w.stmts.clearUsage.ExecContext(ctx, m.SessionID, m.ResponseID, id); err != nil {
+		// The prepared message's: redacted already.
+		if _, err := w.stmts.clearUsage.ExecContext(ctx, verbatim(m.SessionID), verbatim(m.ResponseID), id); err != nil {
 			return err
 		}
 	}
@@ -551,7 +552,8 @@ func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
 		WHERE id = coalesce(
 			(SELECT id FROM compactions WHERE session_id = :session AND boundary_uuid = :boundary AND summary = ''),
 			(SELECT id FROM compactions WHERE session_id = :session AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
-		sql.Named("summary", m.Text()), sql.Named("session", m.SessionID), sql.Named("boundary", m.ParentUUID))
+		// The prepared message's: redacted already.
+		sql.Named("summary", verbatim(m.Text())), sql.Named("session", verbatim(m.SessionID)), sql.Named("boundary", verbatim(m.ParentUUID)))
 	if err != nil {
 		return fmt.Errorf("link compaction summary: %w", err)
 	}
