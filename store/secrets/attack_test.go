@@ -88,12 +88,20 @@ func TestRedactAttacks(t *testing.T) {
 		{"httpie -a", "http -a admin:" + pw + " GET https://api.example.com", []string{pw}, "cli-password"},
 		{"helm --password", "helm repo add acme https://charts.acme.dev --username u --password " + pw, []string{pw}, "cli-password"},
 		{"wget --http-password", "wget --http-user=u --http-password " + pw + " https://x/y", []string{pw}, "cli-password"},
+		{"aws configure set", "aws configure set aws_secret_access_key " + attackValue(6, attackAlnum+"/+", 40), nil, "aws-secret-access-key"},
+		{"sqlcmd -P", "sqlcmd -S db -U sa -P " + pw + " -Q 'select 1'", []string{pw}, "cli-password"},
+		{"twine -p", "twine upload -u deploy -p " + pw + " dist/*", []string{pw}, "cli-password"},
+		{"openssl enc -k", "openssl enc -aes-256-cbc -k " + pw + " -in a -out b", []string{pw}, "cli-password"},
+		{"htpasswd -b", "htpasswd -bc /etc/nginx/.htpasswd admin " + pw, []string{pw}, "cli-password"},
 		{"kubectl --token", "kubectl --token " + tok + " get pods", []string{tok}, "cli-token"},
 		{"--api-key", "tool deploy --api-key " + tok + " --region eu", []string{tok}, "cli-token"},
 		{"--client-secret=", "az ad sp login --client-secret=" + sym, []string{sym}, "cli-token"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.secrets == nil {
+				tc.secrets = []string{tc.in[strings.LastIndexByte(tc.in, ' ')+1:]}
+			}
 			got, _ := testRedactor.Redact(tc.in)
 			for _, s := range tc.secrets {
 				if strings.Contains(got, s) {
@@ -197,6 +205,11 @@ func TestRedactAttacksKept(t *testing.T) {
 		"llm prompt --max-tokens 4096",
 		"unzip -p archive.zip file.txt",
 		"docker run -P myimage:latest",
+		"aws configure set region eu-west-1",
+		"aws configure set aws_secret_access_key $AWS_SECRET",
+		"htpasswd -c /etc/nginx/.htpasswd admin",
+		"openssl req -new -key server.key -out server.csr",
+		"twine upload dist/*",
 	}
 	for _, text := range kept {
 		if got, n := testRedactor.Redact(text); n != 0 || got != text {

@@ -180,6 +180,9 @@ const cliPassword = `(?i)(?:` +
 	`|\bssh-keygen\b[^\n|;&]{0,200}?[ \t](?-i:-[NP])[ \t]+` +
 	`|\b(?:smbclient|rpcclient)\b[^\n|;&]{0,200}?[ \t]-U[ \t]*[^\s%"']{1,64}%` +
 	`|\bhttps?[ \t]+(?:[^\n|;&]{0,200}?[ \t])?(?:-a|--auth)(?:[ \t]+|=)["']?[^\s:"']{1,64}:` +
+	`|\b(?:sqlcmd|bcp|twine)\b[^\n|;&]{0,200}?[ \t](?-i:-[Pp])[ \t]+` +
+	`|\bopenssl\b[^\n|;&]{0,200}?[ \t]-k[ \t]+` +
+	`|\bhtpasswd\b[^\n|;&]{0,100}?[ \t]-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:-[a-zA-Z]+[ \t]+)*[^\s-]\S{0,200}[ \t]+[^\s-]\S{0,64}[ \t]+` +
 	`)["']?(?:pass:)?([^\s"'\x60;|&<>]{6,128})`
 
 // cliPasswordProbe is what must follow each of cli-password's keywords
@@ -195,7 +198,10 @@ const cliPasswordProbe = `^(?i)(?:pass(?:w(?:or)?d|phrase|in|out)?(?:[ \t]+|=)["
 	`|ldap[a-z]+\b[^\n|;&]{0,200}?[ \t]-w[ \t]` +
 	`|ssh-keygen\b[^\n|;&]{0,200}?[ \t](?-i:-[NP])[ \t]` +
 	`|(?:smb|rpc)client\b[^\n|;&]{0,200}?[ \t]-U` +
-	`|https?[ \t]+(?:[^\n|;&]{0,200}?[ \t])?(?:-a|--auth)(?:[ \t]+|=))`
+	`|https?[ \t]+(?:[^\n|;&]{0,200}?[ \t])?(?:-a|--auth)(?:[ \t]+|=)` +
+	`|(?:sqlcmd|bcp|twine)\b[^\n|;&]{0,200}?[ \t](?-i:-[Pp])[ \t]` +
+	`|openssl\b[^\n|;&]{0,200}?[ \t]-k[ \t]` +
+	`|htpasswd\b[^\n|;&]{0,100}?[ \t]-[a-zA-Z]*b)`
 
 // semiGenericOperator follows the name in every semi-generic rule: up to
 // 20 name characters, up to 3 spaces or quotes, then the operator.
@@ -215,8 +221,9 @@ const semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:
 //     gitleaks' private-key rule, needing the END line, does not see: the
 //     key's body after its BEGIN line.
 //   - aws-secret-access-key: the 40-character secret key assigned to an
-//     aws_secret_access_key name. gitleaks finds it only as a
-//     generic-api-key; this keeps the kind.
+//     aws_secret_access_key name, or given after it (aws configure set
+//     aws_secret_access_key KEY). gitleaks finds it only as a
+//     generic-api-key, and only assigned; this keeps the kind.
 //   - azure-storage-account-key: the AccountKey of an Azure storage
 //     connection string (DefaultEndpointsProtocol=...;AccountKey=...==).
 //     gitleaks' generic rule finds most of them, but drops one whose 86
@@ -233,7 +240,8 @@ const semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:
 //     -passout pass:VALUE), or to the flag that takes one in the tools
 //     that have it (docker|podman|helm|az ... login -p, sshpass -p,
 //     redis-cli -a, ldapsearch -w, mongo -p, zip -P, 7z -pVALUE,
-//     ssh-keygen -N, smbclient -U user%VALUE, httpie -a user:VALUE).
+//     ssh-keygen -N, smbclient -U user%VALUE, httpie -a user:VALUE,
+//     sqlcmd -P, twine -p, openssl -k, htpasswd -b FILE USER VALUE).
 //     Variables, placeholders, options and bare words are not passwords.
 //   - cli-token: a token given to an option named so, separated by a
 //     space (--token VALUE, --api-key VALUE), which the generic rule,
@@ -284,7 +292,7 @@ func ledgerRules() []ruleSource {
 		{
 			ID:          "aws-secret-access-key",
 			Description: "An AWS secret access key assigned to its usual name.",
-			Regex:       `(?i)aws_?secret_?(?:access_?)?key["']?\s{0,5}(?:=|:|:=|=>)\s{0,5}["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`,
+			Regex:       `(?i)aws_?secret_?(?:access_?)?key["']?(?:\s{0,5}(?:=|:|:=|=>)\s{0,5}|[ \t]{1,5})["']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)`,
 			SecretGroup: 1,
 			Entropy:     3.5,
 			Keywords:    []string{"aws_secret", "awssecret", "secret_access_key", "secretaccesskey"},
@@ -315,7 +323,7 @@ func ledgerRules() []ruleSource {
 			SecretGroup: 1,
 			Entropy:     2,
 			Keywords: []string{"pass", "pwd", "login", "sshpass", "mongo", "zip", "7z", "redis-cli", "ldap", "ssh-keygen",
-				"smbclient", "rpcclient", "http"},
+				"smbclient", "rpcclient", "http", "sqlcmd", "bcp", "twine", "openssl", "htpasswd"},
 			Allowlists: []allowlistSource{placeholders, notPassword, notOption},
 		},
 		{
