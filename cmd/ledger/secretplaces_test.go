@@ -213,6 +213,15 @@ func TestSecretsNeverStoredAnywhere(t *testing.T) {
 			t.Errorf("search REDACTED found nothing")
 		}
 	}
+	// A new session in the same folder (its path holds a secret) after
+	// /clear gets the project's latest handoff.
+	b, _ := json.Marshal(map[string]any{"session_id": "c1ea2000-0000-4000-8000-000000000001", "transcript_path": filepath.Join(home, "none.jsonl"),
+		"cwd": placement(ps, "cwd").text, "hook_event_name": "SessionStart", "source": "clear"})
+	if out := run(string(b), "hook"); !strings.Contains(out, "additionalContext") || !strings.Contains(out, "7c0ffee0") {
+		t.Errorf("SessionStart after /clear in the project found no handoff: %s", out)
+	} else {
+		outputs.WriteString(out)
+	}
 	assertNoLeak(t, "the output of hooks and commands", []byte(outputs.String()), secrets)
 	// The prompts queued while the agent worked (the one the cursor kept
 	// between two reads among them) and the compaction summary are

@@ -265,6 +265,14 @@ func (e *Engine) LatestProjectSession(ctx context.Context, dir, exclude string) 
 		f.Projects = gitrepo.Worktrees(g.CommonDir)
 	}
 	list, err := st.Sessions(ctx, f)
+	if err == nil && len(list) == 0 && st.StoredKey(f.Project) != f.Project {
+		// A project whose path holds a secret is stored redacted.
+		f.Project = st.StoredKey(f.Project)
+		for i, p := range f.Projects {
+			f.Projects[i] = st.StoredKey(p)
+		}
+		list, err = st.Sessions(ctx, f)
+	}
 	if err != nil {
 		return store.Session{}, err
 	}
