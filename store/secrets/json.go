@@ -50,7 +50,10 @@ func (r *Redactor) findValue(name string, v any, fs *[]finding) {
 			return
 		}
 		*fs = append(*fs, r.find(v)...)
-		if name != "" {
+		// After its name only when the name holds a keyword: a rule that
+		// reads a name needs its keyword there; any other match is in the
+		// value alone.
+		if name != "" && r.hasKeyword(name) {
 			for _, f := range r.find(name + ": " + v) {
 				if strings.Contains(v, f.secret) {
 					*fs = append(*fs, f)
@@ -92,4 +95,12 @@ func replaceValue(v any, fs []finding) any {
 		return out
 	}
 	return v
+}
+
+// hasKeyword tells whether s holds one of the rules' keywords.
+func (r *Redactor) hasKeyword(s string) bool {
+	r.load()
+	found := false
+	r.keywords.each(s, func(int, int) { found = true })
+	return found
 }
