@@ -10,7 +10,12 @@ package transcript
 //	-----------------------------  ---------------------------------------------
 //	user, assistant                a Message (text, thinking, tool_use,
 //	                               tool_result, image blocks); an assistant line
-//	                               also gives Model, ResponseID and Usage
+//	                               also gives Model, ResponseID and Usage; a user
+//	                               line the user did not type is Meta: by its
+//	                               origin.kind, promptSource, turnOrigin,
+//	                               textNotTyped, handedOff or toolUseResult where
+//	                               the build records them, else by its text's
+//	                               prefix (command wrappers, notifications)
 //	user + isCompactSummary        the summary a compaction left: a Message with
 //	                               CompactSummary set, parented to its boundary
 //	system compact_boundary        a Boundary (compactMetadata trigger, preTokens;
@@ -78,6 +83,13 @@ type claudeLine struct {
 	CompactMetadata   []byte // raw
 	Operation         string // queue-operation lines
 	Attachment        []byte // raw: attachment lines
+	// Who wrote a user line, on builds that record it: origin.kind
+	// ("human", "task-notification", "coordinator", ...), promptSource
+	// ("typed", "queued", "sdk", "system", ...), turnOrigin ("human",
+	// "sdk", "unknown"); textNotTyped and handedOff mark text the user did
+	// not type; toolUseResult marks a tool's result.
+	Origin, PromptSource, TurnOrigin string
+	NotTyped, ToolUseResult          bool
 	// Payload marks a Codex line, which is not a Claude record.
 	Payload bool
 	// Bad names the first field of an unexpected JSON type.
@@ -145,6 +157,22 @@ func decodeClaudeLine(data []byte, l *claudeLine) string {
 			str("operation", v, &l.Operation)
 		case "attachment":
 			l.Attachment = v
+		case "origin":
+			fieldsOf(v, func(k, v []byte) {
+				if key(k) == "kind" {
+					l.Origin, _ = asString(v)
+				}
+			})
+		case "promptSource":
+			l.PromptSource, _ = asString(v)
+		case "turnOrigin":
+			l.TurnOrigin, _ = asString(v)
+		case "textNotTyped", "handedOff":
+			if b, _ := asBool(v); b {
+				l.NotTyped = true
+			}
+		case "toolUseResult":
+			l.ToolUseResult = string(v) != "null"
 		case "payload":
 			l.Payload = string(v) != "null"
 		}
@@ -243,7 +271,9 @@ var claudeMetaPrefixes = []string{
 	"<system-reminder>",
 	"<user-prompt-submit-hook>",
 	"<task-notification>",
+	"<bash-notification>",
 	"[Request interrupted by user",
+	"Unknown slash command:",
 }
 
 // claudeUsed reports whether the reader uses lines of type t.
@@ -431,7 +461,7 @@ func (p *claudeParser) message(l *claudeLine, msg *claudeMessage, blocks []compa
 	m.Blocks = blocks
 	m.CompactSummary = l.IsCompactSummary
 	if role == compact.RoleUser && !m.Meta && len(blocks) > 0 && blocks[0].Kind == compact.BlockText {
-		m.Meta = hasAnyPrefix(blocks[0].Text, claudeMetaPrefixes)
+		m.Meta = notTyped(l) || hasAnyPrefix(blocks[0].Text, claudeMetaPrefixes)
 	}
 	if l.Type == "assistant" {
 		m.Model = msg.Model
@@ -444,6 +474,25 @@ func (p *claudeParser) message(l *claudeLine, msg *claudeMessage, blocks []compa
 		}
 	}
 	return m
+}
+
+// notTyped tells, from the line's own record of who wrote it, that the
+// user did not type a user line's text: Claude Code counts a line as the
+// user's when its origin is human and it is no tool's result; a line with
+// no origin, by its promptSource or turnOrigin. Lines of builds that
+// record none of these are left to the text's prefix.
+func notTyped(l *claudeLine) bool {
+	switch {
+	case l.NotTyped || l.ToolUseResult:
+		return true
+	case l.Origin != "":
+		return l.Origin != "human"
+	case l.PromptSource != "":
+		return l.PromptSource == "system"
+	case l.TurnOrigin != "":
+		return l.TurnOrigin != "human" && l.TurnOrigin != "sdk" && l.TurnOrigin != "unknown"
+	}
+	return false
 }
 
 func (p *claudeParser) localCommand(l *claudeLine, data []byte) *compact.Message {
