@@ -6,8 +6,21 @@ package handoff
 // it; notes within their sections only.
 func carried(d Doc) Doc {
 	d.Tokens, d.Markdown, d.Head, d.Notes = 0, "", "", nil
+	// Of the done items, the Tasks section lists the latest few.
+	closed := 0
+	for _, t := range d.Tasks {
+		if !t.Open() {
+			closed++
+		}
+	}
 	var tasks []Task
 	for _, t := range d.Tasks {
+		if !t.Open() {
+			closed--
+			if closed >= maxDoneShown {
+				continue
+			}
+		}
 		tasks = append(tasks, Task{ID: t.ID, Subject: t.Subject, Status: t.Status})
 	}
 	d.Tasks = tasks

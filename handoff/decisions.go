@@ -40,6 +40,9 @@ const (
 	scoreAnswer     = 90
 	scoreCorrection = 80
 	scoreMarked     = 70
+	// scorePlanReason is a plan's explanation (Codex update_plan): kept
+	// among the inferred decisions, before those read from prose.
+	scorePlanReason = 8
 	// minInferred is the score an inferred decision needs.
 	minInferred = 4
 	// maxInferred is how many decisions read from prose a handoff keeps.
@@ -54,18 +57,34 @@ var decisionCues = []struct {
 	// a choice between alternatives, both named
 	{lazyRegexp(`(?i)\brather than\b|\binstead of\b|\bin favou?r of\b|\bgo(?:ing)? with\b|\bopt(?:ed)? for\b|\bdecid(?:e|ed|ing)\b|\bchose\b`), 4},
 	// a choice
-	{lazyRegexp(`(?i)\binstead\b|\bswitch(?:ed|ing)? (?:to|from)\b|\bchoose\b|\bprefer(?:red|s)?\b`), 3},
+	{lazyRegexp(`(?i)\binstead(?:[.,;:!)]|$)|\bswitch(?:ed|ing)? (?:to|from)\b|\bchoose\b|\bprefer(?:red|s)?\b`), 3},
 	// a limit of a tool, library or environment
 	{lazyRegexp(`(?i)\b(?:doesn'?t|does not|can'?t|cannot|can not|won'?t|isn'?t|is not|aren'?t|are not|wasn'?t|was not|not)\s+(?:\w+\s+)?(?:support(?:ed)?|work|allow(?:ed)?|handle|access|accept|exist|available|compatible|picked up|recogni[sz]ed|respected|bypass(?:ed)?)\b|\bunsupported\b|\bonly works\b|\bstill (?:being )?(?:enforced|runs?|fails?|required|blocks?)\b|\beven with\b|\brequires?\b|\bmust be\b|\bhas to be\b|\bfalse positive\b`), 3},
 	// a cause
-	{lazyRegexp(`(?i)\b(?:the|this|root|real) (?:issue|problem|cause|reason|culprit|error|fix) (?:is|was|here is)\b|\bbecause\b|\bdue to\b|\bso (?:we|i) (?:need|must|have|should)\b|\b(?:which|this|that) means\b|\bneeds? to be\b|\bi need to\b|\bwe need to\b`), 2},
+	{lazyRegexp(`(?i)\b(?:the|this|root|real) (?:issue|problem|cause|reason|culprit|error|fix) (?:is|was|here is)\b|\bbecause\b|\bdue to\b|\bso (?:we|i) (?:need|must|have|should)\b|\b(?:which|this|that) means\b|\bneeds? to be\b`), 2},
 	// a rule or convention
-	{lazyRegexp(`(?i)\bconvention\b|\bpattern\b|\bestablished\b|\bby default\b|\balways\b|\bnever\b|\bmust\b|\bshould (?:always|never|not)\b|\bthe (?:project|repo|codebase) (?:uses|requires|expects)\b|\bin this (?:repo|project|codebase)\b`), 2},
+	{lazyRegexp(`(?i)\bconvention\b|\bpattern\b|\bestablished\b|\bby default\b|\balways\b|\bnever\b|\bmust (?:always|never|not|use|stay|keep)\b|\bshould (?:always|never|not)\b|\bthe (?:project|repo|codebase) (?:uses|requires|expects)\b|\bin this (?:repo|project|codebase)\b`), 2},
 	// an approach
-	{lazyRegexp(`(?i)\brewr(?:ite|ote|iting)\b|\bconvert(?:ed|ing)?\b.*\bto\b|\bmake it an?\b|\bturn(?:ed)? it into\b|\bconfigur(?:e|ed|ing)\b.*\bvia\b|\bvia (?:the )?(?:app|application|config|env|environment)\b|\bdisable\w*\b|\benable\w*\b|\bwork(?:ed)? around\b|\bworkaround\b`), 2},
+	{lazyRegexp(`(?i)\brewr(?:ite|ote|iting)\b|\bconvert(?:ed|ing)?\b.*\bto\b|\bmake it an?\b|\bturn(?:ed)? it into\b|\bconfigur(?:e|ed|ing)\b.*\bvia\b|\bvia (?:the )?(?:app|application|config|env|environment)\b|\bwork(?:ed)? around\b|\bworkaround\b`), 2},
 }
 
 var (
+	// reAnnounce starts a sentence that only says what the agent does
+	// next ("Let me fix…", "I need to also import X"): narration, unless
+	// it gives a reason.
+	reAnnounce = lazyRegexp(`(?i)^(?:(?:ok(?:ay)?|good|great|perfect|now|so|next|first|then|also)[,!.]?\s+)*(?:let me|let's|i'll|i will|i'm going to|i am going to|i need to|we need to|need to|i should|i have to|i must|time to)\b`)
+	// reReason marks a sentence that says why: a cause, a constraint, a
+	// choice between named options.
+	reReason = lazyRegexp(`(?i)\bbecause\b|\bsince\b|\bso that\b|\binstead of\b|\brather than\b|\bdue to\b|\botherwise\b|\bwhich (?:means|is not|isn'?t|doesn'?t|does not|can'?t|cannot|won'?t|would)\b|\bthe (?:issue|problem|cause|reason) (?:is|was)\b|\bdoesn'?t support\b|\bnot supported\b`)
+	// reAdvice starts a sentence that tells the user what they can do:
+	// not a decision of the work.
+	reAdvice = lazyRegexp(`(?i)^(?:if you(?:'d| would)? (?:want|like|need|prefer)|you (?:can|could|may|might|should)\b|to (?:do|use|run|enable|ensure) (?:this|that|it)\b|feel free\b)`)
+	// reTentative marks a guess or an experiment: "let me try", "maybe".
+	reTentative = lazyRegexp(`(?i)\btry(?:ing)?\b|\bmaybe\b|\bperhaps\b|\bmight\b|\bprobably\b|\bi (?:think|guess|suspect)\b|\bseems?\b|\blet me (?:check|see|look|verify|test)\b`)
+	// reToUser marks a sentence addressed to the user.
+	reToUser = lazyRegexp(`(?i)\byou(?:r|'ll|'re|'d)?\b`)
+	// reReport marks a report of what just happened.
+	reReport    = lazyRegexp(`(?i)\b(?:has|have) been\b|\b(?:is|are) now\b|^now (?:there|it|the|we|all)\b|^there (?:is|are) now\b`)
 	reNarration = lazyRegexp(`(?i)^(?:let me|now let me|let's|now let's|i'll|i will|now i'll|first,|next,|good|great|perfect|excellent|awesome|all (?:\d+ )?tests|done|ok|okay|now the|now add|now update|now run|looking at|checking|reading|here'?s|i have|i've|i can see|i see|the (?:file|test|tests|build) (?:is|are|has|passed|pass))\b`)
 	// reRemedy marks a sentence that says what to do, not only what broke.
 	reRemedy    = lazyRegexp(`(?i)\b(?:need to|needs to|i'll|i will|let me|let's|use|using|switch|instead|rewrite|rather|should|must|make it|configure|via|by (?:adding|using|removing|moving|making|setting|passing))\b`)
@@ -88,6 +107,22 @@ func scoreSentence(s string, afterFailure bool) int {
 	}
 	if score == 0 {
 		return 0
+	}
+	t := strings.TrimSpace(s)
+	if reAdvice.MatchString(t) || (reAnnounce.MatchString(t) && !reReason.MatchString(t)) {
+		return 0
+	}
+	if strings.HasSuffix(t, ":") {
+		score -= 3 // it introduces what follows (code, a list): half a thought
+	}
+	if reTentative.MatchString(s) {
+		score -= 2
+	}
+	if reToUser.MatchString(s) {
+		score -= 2 // explained to the user, not decided for the work
+	}
+	if reReport.MatchString(s) {
+		score -= 2 // what happened, not why
 	}
 	if afterFailure {
 		score++
@@ -171,6 +206,9 @@ func (d *decisionSet) prose(text string, seq int, failure int) {
 				ns := scoreSentence(next, afterFailure)
 				if (ns > 0 || substantiveAction(next)) && len([]rune(s))+len([]rune(next)) <= 300 {
 					s, score = s+" "+next, max(score, ns)+1
+					if ns <= 0 && reTentative.MatchString(next) {
+						score -= 2 // "X seems off. Let me try Y": a guess
+					}
 					i++
 				}
 			}

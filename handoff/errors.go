@@ -1,6 +1,9 @@
 package handoff
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Errors still open at the cut. A failure stays open until something later
 // shows it fixed:
@@ -21,6 +24,7 @@ type failure struct {
 	desc  string // the agent's own description of the call
 	core  string // the failed command line, normalized, for containment
 	text  string // the error line the handoff shows
+	label string // what ran, as text shows it
 	seq   int
 }
 
@@ -42,6 +46,8 @@ func (e *errorTracker) succeed(key string, sc scope, desc, core string) {
 		switch {
 		case o.key == key && (o.scope.key == "" || sc.covers(o.scope)):
 			return true
+		case buildCovers(key, o.key):
+			return true
 		case desc != "" && o.desc == desc && (len(strings.Fields(desc)) >= 3 || sameProgram(o.key, key)):
 			// the agent ran "the same thing" again, its own words say so
 			return true
@@ -61,6 +67,34 @@ func (e *errorTracker) drop(match func(failure) bool) {
 	}
 	e.open = kept
 }
+
+// buildVerbs build a project; runVerbs build it and then do more: a
+// build that failed is fixed when the same tool builds, tests or runs
+// the project again without failing (cargo test builds what cargo build
+// did, mix test compiles).
+var (
+	buildVerbs = map[string]bool{"build": true, "compile": true, "check": true, "assemble": true}
+	runVerbs   = map[string]bool{"build": true, "compile": true, "check": true, "assemble": true, "test": true,
+		"run": true, "t": true}
+)
+
+// buildCovers tells whether a success of key shows the failed build
+// failedKey fixed.
+func buildCovers(key, failedKey string) bool {
+	prog, verb, ok := strings.Cut(strings.TrimPrefix(key, "cmd:"), " ")
+	fprog, fverb, fok := strings.Cut(strings.TrimPrefix(failedKey, "cmd:"), " ")
+	if !ok || !fok || prog != fprog || packageManagers[prog] {
+		return false
+	}
+	verb, _, _ = strings.Cut(verb, " ")
+	fverb, _, _ = strings.Cut(fverb, " ")
+	return buildVerbs[fverb] && runVerbs[verb]
+}
+
+// packageManagers run a project's scripts: their subcommands are names
+// the project chose, which say nothing of what they cover.
+var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true, "just": true,
+	"make": true, "task": true, "rake": true}
 
 func sameProgram(a, b string) bool {
 	pa, _, _ := strings.Cut(a, " ")
@@ -90,13 +124,59 @@ func (e *errorTracker) isOpen(seq int) bool {
 	return false
 }
 
-// texts lists the open errors' lines, oldest first.
+// texts lists the open errors' lines, oldest first. Failures that say
+// the same thing (four commands refused for want of a password) are one
+// line, at the place of the latest, naming the commands.
 func (e *errorTracker) texts() []string {
 	var out []string
-	for _, f := range e.open {
-		out = appendUnique(out, map[string]bool{}, f.text)
+	seen := map[string]bool{}
+	for i, f := range e.open {
+		detail := f.detail()
+		if detail == "" {
+			out = appendUnique(out, seen, f.text)
+			continue
+		}
+		later := false
+		for _, g := range e.open[i+1:] {
+			if g.detail() == detail {
+				later = true
+				break
+			}
+		}
+		if later {
+			continue
+		}
+		var labels []string
+		for _, g := range e.open[:i+1] {
+			if g.detail() == detail {
+				labels = appendUnique(labels, map[string]bool{}, g.label)
+			}
+		}
+		if len(labels) == 1 {
+			out = appendUnique(out, seen, f.text)
+			continue
+		}
+		names := labels[max(len(labels)-2, 0):]
+		s := strings.Join(names, ", ")
+		if more := len(labels) - len(names); more > 0 {
+			s += fmt.Sprintf(" and %d more", more)
+		}
+		out = appendUnique(out, seen, shorten(oneLine(s+": "+detail), maxError))
 	}
 	return out
+}
+
+// detail is what a failure's line says after naming what ran; "" when it
+// says only that it failed.
+func (f failure) detail() string {
+	if f.label == "" {
+		return ""
+	}
+	d, ok := strings.CutPrefix(f.text, f.label+": ")
+	if !ok {
+		return ""
+	}
+	return d
 }
 
 // errorText is the line an error gets: what ran, then what failed.

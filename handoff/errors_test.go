@@ -62,6 +62,21 @@ func TestErrorResolution(t *testing.T) {
 			pass(conversation{}.call("Write", "1", map[string]any{"file_path": "/p/types/index.ts", "content": "x"}).
 				result("1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true),
 				"2", "cat > types/index.ts << 'EOF'\nexport {}\nEOF"), 0},
+		{"a build error the next build of the same tool no longer shows",
+			pass(fail(nil, "1", "cargo build 2>&1", "error[E0425]: cannot find value `cfg` in this scope\n --> src/main.rs:12:5"), "2", "cargo test"), 0},
+		{"a compile error a passing test run of the same tool fixed",
+			pass(fail(nil, "1", "mix compile --warnings-as-errors", "** (CompileError) lib/shop.ex:3: undefined function x/0"), "2", "mix test test/shop_test.exs"), 0},
+		{"but a package script says nothing of another",
+			pass(fail(nil, "1", "npm run build", "Build error occurred"), "2", "npm test"), 1},
+		{"a git add of an ignored path, redone with the right paths",
+			pass(fail(nil, "1", "git add .env.local src/app.ts", "The following paths are ignored by one of your .gitignore files:\n.env.local"), "2", "git add src/app.ts"), 0},
+		{"a script and another script are different commands",
+			pass(fail(nil, "1", "python scripts/seed.py", "Traceback: KeyError"), "2", "python scripts/report.py"), 1},
+		{"pnpm run build fixes pnpm build",
+			pass(fail(nil, "1", "pnpm build", "Type error"), "2", "pnpm run build"), 0},
+		{"a failed write to the agent's own plan is not the work's",
+			conversation{}.call("Write", "1", map[string]any{"file_path": "/home/u/.claude/plans/quick-otter.md", "content": "x"}).
+				result("1", "EACCES: permission denied, open '/home/u/.claude/plans/quick-otter.md'", true), 0},
 		{"but a shell write of another file does not fix it",
 			pass(conversation{}.call("Write", "1", map[string]any{"file_path": "/p/types/index.ts", "content": "x"}).
 				result("1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true),
@@ -74,6 +89,24 @@ func TestErrorResolution(t *testing.T) {
 				t.Errorf("open errors = %q, want %d", d.Errors, tc.open)
 			}
 		})
+	}
+}
+
+// TestErrorsSayingTheSameThing: failures with the same message are one
+// line naming the commands, at the place of the latest.
+func TestErrorsSayingTheSameThing(t *testing.T) {
+	t.Parallel()
+	sudo := "Exit code 1\nsudo: a terminal is required to read the password"
+	msgs := conversation{}.
+		call("Bash", "1", bash("sudo systemctl restart nginx")).result("1", sudo, true).
+		call("Bash", "2", bash("npm run build")).result("2", "Exit code 1\nBuild error occurred", true).
+		call("Bash", "3", bash("sudo cp nginx.conf /etc/nginx/")).result("3", sudo, true).
+		call("Bash", "4", bash("sudo nginx -t")).result("4", sudo, true)
+	d := Extract(msgs, ExtractOptions{Project: "/p"})
+	want := []string{"`npm run build`: Build error occurred",
+		"`sudo cp nginx.conf /etc/nginx/`, `sudo nginx -t` and 1 more: sudo: a terminal is required to read the password"}
+	if !reflect.DeepEqual(d.Errors, want) {
+		t.Errorf("Errors\n got %q\nwant %q", d.Errors, want)
 	}
 }
 

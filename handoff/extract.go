@@ -103,7 +103,10 @@ type use struct {
 	label   string // names the call in an error message
 	desc    string // the agent's description of a shell call
 	main    bool   // called from the main conversation, not a subagent
-	seq     int    // message index of the call
+	// agentFile marks a file tool call on the agent's own files (its plan,
+	// its memory): not the work, its failure included.
+	agentFile bool
+	seq       int // message index of the call
 	// prevAction is what the agent was doing before this call, for when
 	// the call is refused and never runs.
 	prevAction string
@@ -122,6 +125,7 @@ type extractor struct {
 	tracker  tracker
 	errs     errorTracker
 	decision decisionSet
+	work     workTracker
 
 	tests      []TestRun
 	testScopes []scope // what each test command ran
@@ -142,6 +146,7 @@ type extractor struct {
 	// its latest prose: its words are stale when it went on working.
 	callsAfterProse, changesAfterProse int
 	plan                               string
+	planSeq                            int // message index of the plan's approval
 	tasksAtPlan                        int // tracker items when the plan was approved
 
 	runs     []shellRun // commands that succeeded
@@ -163,7 +168,7 @@ func newExtractor(opts ExtractOptions) *extractor {
 	}
 	x := &extractor{
 		opts: opts, project: project,
-		files: newFileTracker(), tracker: newTracker(),
+		files: newFileTracker(), tracker: newTracker(), work: newWorkTracker(),
 		testIndex: map[string]int{},
 		pending:   map[string]use{}, bg: map[string]background{}, newDirs: map[string]bool{},
 		seenBlk: map[string]bool{}, seenNote: map[string]bool{},
@@ -241,6 +246,7 @@ func (x *extractor) request(req string) {
 // established, and its last words.
 func (x *extractor) agentProse(text string) {
 	x.markedLines(text)
+	x.proseList(text)
 	failure := -1
 	if x.lastFailure >= 0 && x.seq-x.lastFailure <= 4 {
 		failure = x.lastFailure
@@ -271,6 +277,7 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 	u := use{name: b.ToolName, main: main, seq: x.seq, prevAction: x.lastAction, input: decodeInput(b.Input)}
 	if main {
 		x.callsAfterProse++
+		x.work.calls++
 	}
 	if read := callReaders[b.ToolName]; read != nil {
 		read(x, &u, b)
@@ -280,6 +287,9 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 	if len(u.files) > 0 {
 		for _, p := range u.files {
 			x.files.touch(p, x.seq)
+			if main {
+				x.work.edit(p, x.seq)
+			}
 		}
 		u.errKey = "file:" + strings.Join(u.files, "\x00")
 		u.label = b.ToolName + " " + x.rel(u.files[0])
@@ -287,7 +297,7 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 			u.label += fmt.Sprintf(" (+%d)", len(u.files)-1)
 		}
 	}
-	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" {
+	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" && !u.agentFile {
 		u.errKey = "tool:" + b.ToolName
 		u.label = b.ToolName
 	}
@@ -312,6 +322,7 @@ var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
 	"update_plan": func(x *extractor, u *use, b compact.Block) {
 		if u.main {
 			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, u.input, "plan", "step", TrackerPlan, x.seq)
+			x.planExplanation(u.input.str("explanation"))
 		}
 	},
 	"TaskOutput": pollUse, "BashOutput": pollUse, "write_stdin": pollUse,
@@ -328,6 +339,7 @@ func fileUse(x *extractor, u *use, b compact.Block) {
 		p = u.input.str("notebook_path")
 	}
 	if p == "" || agentFile(p) {
+		u.agentFile = true
 		return // the agent's own plan or memory is not the project's work
 	}
 	u.files = []string{x.resolve(p)}
@@ -336,6 +348,22 @@ func fileUse(x *extractor, u *use, b compact.Block) {
 		u.set = &e
 	}
 	x.lastAction = "editing " + x.rel(u.files[0])
+}
+
+// planExplanation reads the explanation Codex gives with a plan: where it
+// states a choice or a constraint, it is a decision the agent wrote down on
+// purpose.
+func (x *extractor) planExplanation(text string) {
+	text = oneLine(clean(text))
+	if len([]rune(text)) < 25 {
+		return // "Updated the plan."
+	}
+	// Most explanations say where the work stands ("Tests pass; docs
+	// next"); one that gives a reason or states a choice or a limit is a
+	// decision.
+	if score := scoreSentence(text, false); score >= 2 || reReason.MatchString(text) {
+		x.decision.add(text, max(score, scorePlanReason), x.seq)
+	}
 }
 
 // pollUse is a call that reads a background command's output.
@@ -360,6 +388,9 @@ func (x *extractor) shellUse(u *use, line string) {
 	u.desc = u.input.str("description")
 	// The raw line, not the normalized one: "| tail" hides an exit status.
 	u.shell = analyzeShell(line)
+	if u.main {
+		x.workShell(u.shell.pipes)
+	}
 	u.errKey = "cmd:" + u.shell.key
 	u.label = commandLabel(u.cmd, u.shell.scope, u.shell.test)
 	x.lastAction = "running " + u.label
@@ -417,6 +448,9 @@ func (x *extractor) toolResult(b compact.Block) {
 		read(x, u, b)
 		return
 	}
+	if u.main {
+		x.workResult(u, b)
+	}
 	if len(u.files) == 0 && u.poll == "" && !u.isShell && u.errKey == "" {
 		return // a read: its result says nothing the handoff needs
 	}
@@ -451,6 +485,11 @@ func (x *extractor) refused(u use, text string) {
 	if x.lastText >= 0 && x.lastText >= u.seq-1 {
 		x.lastWords = ""
 	}
+	if u.name == "AskUserQuestion" {
+		// The question dialog's own words ("The user wants to clarify
+		// these questions…"): the user answers in the next prompt.
+		return
+	}
 	if fb := rejectFeedback(text); fb != "" && u.main {
 		fb = shortenMiddle(fb, maxRequest)
 		x.request(fb)
@@ -469,13 +508,17 @@ var resultReaders = map[string]func(x *extractor, u use, b compact.Block){
 	"ExitPlanMode": func(x *extractor, u use, b compact.Block) {
 		if !b.IsError && strings.Contains(b.Text, "approved") {
 			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
+			x.planSeq = x.seq
 			x.tasksAtPlan = x.tracker.count()
 		}
 	},
 }
 
+// taskResult applies a Task tool's result, a subagent's too: the Task
+// tools work on one list the session (and its team) shares, unlike
+// TodoWrite, whose list is each agent's own.
 func taskResult(x *extractor, u use, b compact.Block) {
-	if u.main && !b.IsError && !strings.HasPrefix(strings.TrimSpace(b.Text), "Task not found") {
+	if !b.IsError && !strings.HasPrefix(strings.TrimSpace(b.Text), "Task not found") {
 		x.tracker.taskTool(u.name, u.input, b.Text, x.seq)
 	}
 }
@@ -502,6 +545,9 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 		}
 		if u.name == "Write" && strings.Contains(text, "File created successfully") || cliFileCreated(u.name, text) {
 			status = FileAdded
+		}
+		if status == FileDeleted && !failed {
+			x.work.remove(p)
 		}
 		x.files.settle([]string{p}, failed, status, x.seq)
 	}
@@ -563,12 +609,15 @@ func (x *extractor) shellDone(u use, isError bool, o outcome) {
 func (x *extractor) shellSucceeded(u use, output string) {
 	before := len(x.files.order)
 	changedBefore := x.fileChangeCount()
-	x.shellFiles(u.raw, x.seq)
+	x.shellFiles(u.shell.pipes, x.seq)
 	if len(x.files.order) != before || x.fileChangeCount() != changedBefore {
 		x.changes = append(x.changes, x.seq)
 		x.changesAfterProse++
 	}
-	for _, p := range parseShell(u.raw) {
+	if u.main {
+		x.shellList(u.shell.pipes, output)
+	}
+	for _, p := range u.shell.pipes {
 		for _, words := range p {
 			w := program(words)
 			if len(w) == 0 {
@@ -681,7 +730,7 @@ func (x *extractor) settle(u use, failed bool, text string, test bool) {
 		sc = scope{}
 	}
 	x.errs.fail(failure{key: u.errKey, scope: sc, desc: u.desc, core: core, seq: x.seq,
-		text: errorText(u.label, text, test, sc)})
+		text: errorText(u.label, text, test, sc), label: u.label})
 }
 
 // markedLines picks decision:, blocker: / blocked by and next: lines out of
@@ -813,6 +862,7 @@ func (x *extractor) finish() Doc {
 	}
 	d.LastWords = x.lastWords
 	d.NextSteps = x.nextSteps(d.Tasks)
+	d.WorkingSet = x.workingSet(x.tracker.tasks())
 	d.Context = x.contextLine(d.Tasks)
 	return d
 }

@@ -53,7 +53,7 @@ func TestExtractTask(t *testing.T) {
 		{"first request", conversation{}.user("Fix the login bug"), ExtractOptions{}, "Fix the login bug"},
 		{"first request, later ones are requests", conversation{}.user("Fix the login bug").say("ok").user("Also add a test"),
 			ExtractOptions{}, "Fix the login bug"},
-		{"same request twice", conversation{}.user("go on").user("go on"), ExtractOptions{}, "go on"},
+		{"same request twice", conversation{}.user("go on with the export").user("go on with the export"), ExtractOptions{}, "go on with the export"},
 		{"--task wins", conversation{}.user("Fix the login bug"), ExtractOptions{Task: "  Ship v2  "}, "Ship v2"},
 		{"meta, caveats, summaries and sidechains are not requests", conversation{}.
 			user("skill text").with(func(m *compact.Message) { m.Meta = true }).
@@ -78,7 +78,7 @@ func TestExtractTask(t *testing.T) {
 			with(func(m *compact.Message) { m.Meta = true }).
 			user("Split complex tasks into subtasks").with(func(m *compact.Message) { m.Meta = true }),
 			ExtractOptions{}, "/orchestrator create TODO app"},
-		{"tool results are not requests", conversation{}.user("Do it").result("x", "output", false), ExtractOptions{}, "Do it"},
+		{"tool results are not requests", conversation{}.user("Do it with the new parser").result("x", "output", false), ExtractOptions{}, "Do it with the new parser"},
 		{"none", conversation{}.say("hello"), ExtractOptions{}, ""},
 	}
 	for _, tc := range tests {
@@ -294,7 +294,8 @@ func TestDocJSON(t *testing.T) {
 	}
 	want := `{"id":0,"session":"","project":"","branch":"","created_at":"2026-01-02T01:04:05Z","trigger":"","task":"",` +
 		`"requests":[],"tasks":[],"files_modified":[],"files":[],"decisions":[],"tests_run":[],"errors":[],"blockers":[],` +
-		`"next_steps":[],"last_words":"","notes":[],"context":"","tokens":0,"markdown":""}`
+		`"next_steps":[],"last_words":"","notes":[],"working_set":{"files":[],"next":[],"commands":[]},"context":"",` +
+		`"tokens":0,"markdown":""}`
 	if string(b) != want {
 		t.Errorf("json = %s\nwant   %s", b, want)
 	}

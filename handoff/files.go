@@ -283,10 +283,10 @@ func gitEffect(x *extractor, c shellCmd) {
 // redirections, then each command's effect (fileEffects). Paths are
 // relative to the folder it runs in, the project, which a leading cd
 // moves.
-func (x *extractor) shellFiles(line string, seq int) {
+func (x *extractor) shellFiles(pipes []pipeline, seq int) {
 	dir := x.project
 	resolve := func(p string) string { return x.projectFile(dir, p) }
-	for _, pipe := range parseShell(line) {
+	for _, pipe := range pipes {
 		for _, words := range pipe {
 			for _, t := range redirectTargets(words) {
 				if p := resolve(t); p != "" {
@@ -410,6 +410,7 @@ func (x *extractor) isKnownDir(p string) bool {
 }
 
 func (x *extractor) shellDelete(p string, seq int) {
+	x.work.remove(p)
 	deleted := false
 	for _, q := range x.files.order {
 		if strings.HasPrefix(q, p+"/") {

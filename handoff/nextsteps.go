@@ -144,34 +144,20 @@ func planSummary(plan string) string {
 }
 
 // taskDetail says what is left of an item in progress, from its
-// description: its definition of done, and the files it names that the
-// session has not touched.
+// description: its definition of done. (The files it names are in the
+// working set.)
 func (x *extractor) taskDetail(it *trackedTask) string {
 	if it.description == "" {
 		return ""
 	}
-	var parts []string
 	if done := doneCriteria(it.description); len(done) > 0 {
-		parts = append(parts, "done when "+strings.Join(done, "; "))
+		return shorten("done when "+strings.Join(done, "; "), maxItem)
 	}
-	var untouched []string
-	for _, p := range namedFiles(it.description) {
-		if !x.touchedSince(p, it.started) {
-			untouched = append(untouched, p)
-		}
-	}
-	if len(untouched) > 0 {
-		if len(untouched) > 4 {
-			untouched = append(untouched[:4], fmt.Sprintf("+%d more", len(untouched)-4))
-		}
-		parts = append(parts, "not touched yet: "+strings.Join(untouched, ", "))
-	}
-	return shorten(strings.Join(parts, "; "), maxItem)
+	return ""
 }
 
 var (
 	reDoneHeading = lazyRegexp(`(?i)^(?:#+\s*)?(?:\*\*)?(?:definition of done|acceptance criteria|done when|success criteria|exit criteria|tests?)(?:\*\*)?:?\s*$`)
-	reNamedFile   = lazyRegexp("`([\\w./-]+\\.[A-Za-z0-9]{1,8})`")
 )
 
 // doneCriteria are the bullets under a "Definition of Done" heading.
@@ -200,31 +186,6 @@ func doneCriteria(desc string) []string {
 		}
 	}
 	return out
-}
-
-// namedFiles are the paths a description names in backticks.
-func namedFiles(desc string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range reNamedFile.FindAllStringSubmatch(desc, -1) {
-		if strings.Contains(m[1], "/") {
-			out = appendUnique(out, seen, m[1])
-		}
-	}
-	return out
-}
-
-// touchedSince tells whether the session changed a file, named by a path
-// relative to the project (or absolute), since message index seq.
-func (x *extractor) touchedSince(p string, seq int) bool {
-	for _, q := range x.files.order {
-		if q == p || strings.HasSuffix(q, "/"+strings.TrimPrefix(p, "./")) {
-			if fi := x.files.files[q]; fi != nil && fi.state == fileChanged && fi.changed >= seq {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // joinItems joins lines into one, a list's items with "; ".

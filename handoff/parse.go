@@ -78,6 +78,7 @@ func Parse(markdown string) (Doc, error) {
 		d.Files = append(d.Files, f)
 		d.FilesModified = append(d.FilesModified, f.Path)
 	}
+	d.WorkingSet = readWorking(body[secWork], d.Project)
 	d.Decisions = readList(body[secDecisions])
 	d.Errors = readList(body[secErrors])
 	d.Blockers = readList(body[secBlockers])

@@ -74,6 +74,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(Render(bigDoc(), 300, ApproxTokens))
 	f.Add("---\nid: \"a\\u0000b\"\ncreated: 2026-01-01T00:00:00.5+02:00\n---\n## Task\n\\\n## Tests run\n- ``x`` — y\n- `` ` `` \n")
 	f.Add("## Files modified\n- ./a\n- \\… +1 more\n## Context\n_none_\n")
+	f.Add("---\nproject: /p\n---\n## Working set\n- src/: a (b).ts (edited; lines 1-2, 9-), c, d.go (x)\n- r.md\n" +
+		"- next, for a: b: x/{y, z}, /abs/{q}, w\n- commands: `a b`, ``c ` d``, x\n- … +2 more\n")
 	f.Fuzz(func(t *testing.T, md string) {
 		d, err := Parse(md)
 		if err != nil || !utf8.ValidString(md) {

@@ -18,6 +18,7 @@ const (
 	secRequests
 	secTasks
 	secFiles
+	secWork
 	secDecisions
 	secTests
 	secErrors
@@ -27,14 +28,15 @@ const (
 	numSections
 )
 
-var headings = [numSections]string{"Task", "Requests", "Tasks", "Files modified", "Decisions", "Tests run",
-	"Errors", "Blockers", "Next steps", "Context"}
+var headings = [numSections]string{"Task", "Requests", "Tasks", "Files modified", "Working set", "Decisions",
+	"Tests run", "Errors", "Blockers", "Next steps", "Context"}
 
 // trimOrder is the order in which lists give way to a budget: the least
 // needed first. Tasks done come first (the next steps hold the open ones),
-// then the files, errors, decisions, requests, and next steps last. The
-// task is shortened only after every list has given way.
-var trimOrder = []section{secTests, secTasks, secFiles, secBlockers, secErrors, secDecisions, secRequests, secNext}
+// then the files, errors, decisions, requests, the working set, and next
+// steps last. The task is shortened only after every list has given way.
+var trimOrder = []section{secTests, secTasks, secFiles, secBlockers, secErrors, secDecisions, secRequests, secWork,
+	secNext}
 
 // none stands for an empty section.
 const none = "_none_"
@@ -104,6 +106,7 @@ func (r *renderer) fit(budget int, count func(string) int, prune bool) string {
 		l.itemMax[i] = 200
 	}
 	l.itemMax[secTests] = 120
+	l.itemMax[secWork] = 0 // its lines give way whole, least recent first
 	l.taskMax, l.contextMax = 1200, 300
 	if s, ok := fits(l); ok {
 		return s
@@ -214,13 +217,15 @@ func (r *renderer) listCap(sec section, max, budget int, count func(string) int)
 func lists(d Doc) [numSections]int {
 	var n [numSections]int
 	n[secRequests] = len(shownRequests(d))
-	n[secTasks] = len(shownTasks(d))
+	shown, _ := tasksShown(shownTasks(d), -1)
+	n[secTasks] = len(shown)
 	n[secFiles] = max(len(d.Files), len(d.FilesModified))
 	n[secDecisions] = len(d.Decisions)
 	n[secTests] = len(d.TestsRun)
 	n[secErrors] = len(d.Errors)
 	n[secBlockers] = len(d.Blockers)
 	n[secNext] = len(d.NextSteps)
+	n[secWork] = len(workLines(d))
 	return n
 }
 
@@ -261,6 +266,52 @@ func shownTasks(d Doc) []Task {
 		}
 	}
 	return out
+}
+
+// maxDoneShown is how many of the done items the Tasks section lists, the
+// latest: the rest are a count. (A shared list's dozens of done items
+// would take the room of the files in use.)
+const maxDoneShown = 4
+
+// tasksShown are the items of the Tasks section kept at keep (< 0: all):
+// the open ones first, then the latest done ones; and how many done ones
+// are left out.
+func tasksShown(tasks []Task, keep int) ([]Task, int) {
+	var open, closed []Task
+	for _, t := range tasks {
+		if t.Open() {
+			open = append(open, t)
+		} else {
+			closed = append(closed, t)
+		}
+	}
+	if keep < 0 {
+		keep = len(tasks)
+	}
+	open = open[:min(len(open), keep)]
+	n := min(len(closed), maxDoneShown, keep-len(open))
+	return append(open, closed[len(closed)-n:]...), len(closed) - n
+}
+
+// writeTasks writes the Tasks section: the open items, then "… +N more"
+// for the done items left out, then the latest done ones.
+func writeTasks(b *strings.Builder, tasks []Task, keep, max int) {
+	if len(tasks) == 0 {
+		b.WriteString(none + "\n")
+		return
+	}
+	shown, more := tasksShown(tasks, keep)
+	wroteMore := false
+	for _, t := range shown {
+		if !t.Open() && !wroteMore && more > 0 {
+			fmt.Fprintf(b, "- … +%d more\n", more)
+			wroteMore = true
+		}
+		b.WriteString("- " + escapeItem(singleLine(shorten(taskLine(t), max))) + "\n")
+	}
+	if !wroteMore && more > 0 {
+		fmt.Fprintf(b, "- … +%d more\n", more)
+	}
 }
 
 // render writes d in layout l (see renderer).
@@ -355,14 +406,11 @@ func (r *renderer) writeSection(l layout, sec section) string {
 	case secRequests:
 		writeNumbered(&b, shownRequests(d), requestBase(d), l.keep[sec], l.itemMax[sec], r.request)
 	case secTasks:
-		tasks := shownTasks(d)
-		items := make([]string, len(tasks))
-		for i, t := range tasks {
-			items[i] = taskLine(t)
-		}
-		writeList(&b, items, l.keep[sec], l.itemMax[sec])
+		writeTasks(&b, shownTasks(d), l.keep[sec], l.itemMax[sec])
 	case secFiles:
 		writeItems(&b, fileItems(d, l.itemMax[sec]), l.keep[sec])
+	case secWork:
+		writeWorking(&b, d, l.keep[sec], l.itemMax[sec])
 	case secDecisions:
 		writeList(&b, d.Decisions, l.keep[sec], l.itemMax[sec])
 	case secErrors:

@@ -18,7 +18,8 @@ var injected = []string{"<command-", "<local-command", "Caveat:", "<system-remin
 	"<task-notification>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>",
 	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions", "<turn_aborted>",
 	"<user_shell_command>", "<permissions instructions>", "This session is being continued from a previous conversation",
-	"Base directory for this skill:", "<cross-session-message", "<skill>", "<subagent_notification>"}
+	"Base directory for this skill:", "<cross-session-message", "<skill>", "<subagent_notification>",
+	"<bash-notification>", "Unknown slash command:", "<local-command-stdout>", "<hook_context>"}
 
 // Slash commands that manage the session rather than ask for work.
 var housekeeping = map[string]bool{"/compact": true, "/clear": true, "/context": true, "/cost": true, "/model": true,
@@ -56,10 +57,35 @@ func userRequest(text string) string {
 		}
 		return name
 	}
-	if isInjected(text) || housekeeping[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 {
+	if isInjected(text) || housekeeping[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 || acknowledgement(text) {
 		return ""
 	}
 	return shortenMiddle(text, maxRequest)
+}
+
+// acks are replies that only answer or wave on ("1", "yes", "go on"):
+// without the question they answer they tell a fresh session nothing.
+var acks = map[string]bool{"y": true, "yes": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true,
+	"sure": true, "go": true, "go on": true, "go ahead": true, "continue": true, "resume": true, "proceed": true,
+	"next": true, "done": true, "thanks": true, "thank you": true, "ty": true, "please": true, "yes please": true,
+	"do it": true, "both": true, "all": true, "all of them": true, "n": true, "no": true, "nope": true}
+
+// acknowledgement tells a reply that is only an answer to a question
+// (a number, a letter, "yes") or a go-ahead.
+func acknowledgement(text string) bool {
+	t := strings.ToLower(strings.Trim(text, " \t\n.!?,:;'\"()"))
+	if len(t) > 16 {
+		return false
+	}
+	if t == "" || acks[t] {
+		return true
+	}
+	for _, c := range t {
+		if !(c >= '0' && c <= '9' || c == ' ' || c == ',' || c == '.') {
+			return len([]rune(t)) == 1 // a letter: option a, b, c
+		}
+	}
+	return true // 1, 2, 3 or 1, 3
 }
 
 func isInjected(text string) bool {

@@ -20,7 +20,7 @@ func TestRequests(t *testing.T) {
 			conversation{}.user("Fix the flaky login test").say("Done.").user("continue until all are done").user("thanks, now push"),
 			[]string{"Fix the flaky login test", "continue until all are done", "thanks, now push"}},
 		{"the same request twice in a row is one",
-			conversation{}.user("go on").user("go on"), []string{"go on"}},
+			conversation{}.user("go on with the export").user("go on with the export"), []string{"go on with the export"}},
 		{"injected text is not a request",
 			conversation{}.user("Run the linter").
 				user("<system-reminder>\nThe user sent a new message\n</system-reminder>").
@@ -31,6 +31,26 @@ func TestRequests(t *testing.T) {
 				user("skill body").with(func(m *compact.Message) { m.Meta = true }).
 				user("<command-name>/clear</command-name>\n<command-args></command-args>"),
 			[]string{"Run the linter"}},
+		{"injected by the agent, whatever the text: marked Meta by the transcript's structure",
+			conversation{}.user("Add rate limits to the public API").
+				user(`{"task_id": "b91", "status": "completed", "summary": "tests passed"}`).with(func(m *compact.Message) { m.Meta = true }).
+				user("Teammate reviewer: looks good, merge it").with(func(m *compact.Message) { m.Meta = true }),
+			[]string{"Add rate limits to the public API"}},
+		{"older transcripts: notifications and unknown commands by their text",
+			conversation{}.user("Add rate limits to the public API").
+				user("<bash-notification>\n<shell-id>b2</shell-id>\n<status>completed</status>\n</bash-notification>").
+				user("Unknown slash command: limits"),
+			[]string{"Add rate limits to the public API"}},
+		{"an answer without its question is not a request",
+			conversation{}.user("Add rate limits to the public API").say("Per key or per IP?\n1. per key\n2. per IP").
+				user("1").user("yes").user("b").user("per key, and log the rejections"),
+			[]string{"Add rate limits to the public API", "per key, and log the rejections"}},
+		{"the question dialog's own words when the user asks to clarify are not a request",
+			conversation{}.user("Add rate limits to the public API").
+				call("AskUserQuestion", "1", map[string]any{"questions": []any{}}).
+				result("1", "The user doesn't want to proceed with this tool use. The tool use was rejected. To tell you how to proceed, the user said:\n"+
+					"The user wants to clarify these questions.\n    This means they may have additional information.\n\n    Questions asked:\n- \"Per key or per IP?\"", true),
+			[]string{"Add rate limits to the public API"}},
 		{"a slash command with arguments is a request",
 			conversation{}.user("<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>the auth module</command-args>"),
 			[]string{"/review the auth module"}},
@@ -113,6 +133,52 @@ func TestDecisionsInferred(t *testing.T) {
 				t.Errorf("decisions %q, want kept=%v", d.Decisions, tc.kept)
 			}
 		})
+	}
+}
+
+// TestNarrationIsNotADecision: what the agent says it does next is
+// narration; a reason, a limit or a choice stays.
+func TestNarrationIsNotADecision(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		prose string
+		kept  bool
+	}{
+		{"I need to also import `Plug.Conn` in the helper.", false},
+		{"Let me fix the failing assertion in `cart_test.exs`.", false},
+		{"Now let me update the router to use the new controller.", false},
+		{"Let me try using `Ecto.Multi` instead.", false},
+		{"If you want the export in UTC instead of local time, you can pass `--utc`.", false},
+		{"Now there's only one worker running (instead of three).", false},
+		{"The scheduler must be rate limited. Let me try adding a token bucket.", false},
+		{"The export has been written to `out/report.csv` instead.", false},
+		{"I'll keep the old endpoint rather than removing it, because the mobile app still calls it.", true},
+		{"Redis is not available in CI, so we must use the in-memory store in tests.", true},
+		{"The issue is that the worker can't access the sandbox. Let me rewrite it to use a shared connection.", true},
+	}
+	for _, tc := range tests {
+		d := Extract(conversation{}.say(tc.prose), ExtractOptions{})
+		if kept := len(d.Decisions) > 0; kept != tc.kept {
+			t.Errorf("%q: decisions %q, want kept=%v", tc.prose, d.Decisions, tc.kept)
+		}
+	}
+}
+
+// TestPlanExplanationIsADecision: Codex's update_plan explanation that
+// gives a reason or states a choice is a decision; one that says where
+// the work stands is not.
+func TestPlanExplanationIsADecision(t *testing.T) {
+	t.Parallel()
+	plan := func(expl string) conversation {
+		return conversation{}.call("update_plan", "1", map[string]any{"explanation": expl,
+			"plan": []map[string]any{{"step": "Parse the header", "status": "in_progress"}}}).result("1", "Plan updated", false)
+	}
+	d := Extract(plan("Keeping the parser streaming instead of loading whole files, because exports reach 2 GB."), ExtractOptions{})
+	if want := []string{"Keeping the parser streaming instead of loading whole files, because exports reach 2 GB."}; !reflect.DeepEqual(d.Decisions, want) {
+		t.Errorf("Decisions = %q, want %q", d.Decisions, want)
+	}
+	if d := Extract(plan("Header parsed; moving on to the rows next."), ExtractOptions{}); len(d.Decisions) != 0 {
+		t.Errorf("a progress note is a decision: %q", d.Decisions)
 	}
 }
 

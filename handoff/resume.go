@@ -14,7 +14,7 @@ import (
 
 // DefaultResumeBudget is the resume context's budget in tokens when the
 // caller gives none.
-const DefaultResumeBudget = 2000
+const DefaultResumeBudget = 1500
 
 // maxRecentRequests is how many of the latest user requests a resume shows.
 const maxRecentRequests = 3

@@ -26,6 +26,10 @@ var (
 	reNoise      = lazyRegexp(`^[\[\]{}(),;]*$|^(?:end|do|fi|done|\*/)$`)
 )
 
+// reSettingLine is a line that sets something: key: value, key = value,
+// a dependency tuple, a config call, an environment assignment.
+var reSettingLine = lazyRegexp(`^(?:[\w.@"'\[\]{}/-]+\s*[:=]|- [\w.@"'-]+\s*:|\{:|config\s|export\s+\w+=)`)
+
 // reSource is code, even in a config folder (internal/config/config.go).
 var reSource = lazyRegexp(`\.(?:go|[cm]?[jt]sx?|py|rb|rs|java|kt|kts|c|h|cc|cpp|hpp|cs|swift|php|m|scala|ex|sh)$`)
 
@@ -147,6 +151,7 @@ func (s *settingsTracker) apply(p string, e settingsEdit, seq int) {
 // summary sums up what the session set in one file: the newest settings,
 // then a comment that explains them.
 func (s *settingsTracker) summary(p, shown string) string {
+	manifest := reManifest.MatchString(path.Base(p))
 	var why string
 	var set []string
 	for _, l := range s.lines[p] {
@@ -155,6 +160,9 @@ func (s *settingsTracker) summary(p, shown string) string {
 				why = c
 			}
 			continue
+		}
+		if !manifest && !reSettingLine.MatchString(l) {
+			continue // a script's line in a workflow, a template: not a setting
 		}
 		set = append(set, shorten(strings.TrimRight(l, ","), 90))
 	}

@@ -434,6 +434,8 @@ func runsTests(words []string) bool {
 
 // shellInfo is what ledger needs to know about a command line.
 type shellInfo struct {
+	// pipes is the line, parsed.
+	pipes []pipeline
 	// test is true when some command of the line runs tests.
 	test bool
 	// key names the line for deciding whether a later success resolves
@@ -500,6 +502,7 @@ func hasFlag(w []string, flag string) bool {
 func analyzeShell(line string) shellInfo {
 	var info shellInfo
 	pipes := parseShell(line)
+	info.pipes = pipes
 	testAt := -1
 	var testCmd []string
 	info.exploratory = len(pipes) > 0
@@ -602,12 +605,26 @@ func commandScope(w []string, test bool) scope {
 		}
 	}
 	s.filter = strings.Join(filters, " ")
-	if p := s.paths; !test && len(p) > 0 && (strings.Contains(p[0], "/") || reExt.MatchString(p[0])) &&
+	if p := s.paths; !test && len(p) > 0 && runsFile(key) && (strings.Contains(p[0], "/") || reExt.MatchString(p[0])) &&
 		!strings.ContainsAny(p[0], " *") && !strings.Contains(p[0], "...") {
-		// python manage.py and python other.py are different commands
+		// python manage.py and python other.py are different commands;
+		// git add a.txt and git add b.txt are the same one
 		s.key += " " + s.paths[0]
 	}
 	return s
+}
+
+// runsFile tells a command whose first operand is the program it runs
+// (an interpreter, go run, cargo run --bin) from one whose operands are
+// what it works on.
+func runsFile(key string) bool {
+	prog, sub, _ := strings.Cut(key, " ")
+	switch prog {
+	case "python", "python3", "node", "ruby", "perl", "php", "bash", "sh", "zsh", "deno", "bun", "tsx", "ts-node",
+		"elixir", "Rscript", "lua", "swift", "java", "dotnet":
+		return true
+	}
+	return sub == "run" || sub == "exec" || strings.HasPrefix(prog, "./") || strings.Contains(prog, "/")
 }
 
 // scriptRunners take a script name after their subcommand: "npm run build"
@@ -626,6 +643,13 @@ func commandKey(w []string) (string, []string) {
 	key, rest = key+" "+rest[0], rest[1:]
 	if scriptRunners[key] && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		key, rest = key+" "+rest[0], rest[1:]
+		if k, ok := strings.CutPrefix(key, "pnpm run "); ok {
+			key = "pnpm " + k // pnpm build is pnpm run build
+		} else if k, ok := strings.CutPrefix(key, "yarn run "); ok {
+			key = "yarn " + k
+		} else if k, ok := strings.CutPrefix(key, "bun run "); ok {
+			key = "bun " + k
+		}
 	}
 	return key, rest
 }

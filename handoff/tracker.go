@@ -3,6 +3,7 @@ package handoff
 import (
 	"encoding/json"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,16 @@ type tracker struct {
 	// their items have no ids, and a new list replaces the old one.
 	todo, plan []*trackedTask
 	seen       int
+	// named are the items a call named by id (TaskUpdate, TaskGet, bd
+	// update/close/show/reopen), in order: what the agent worked on.
+	named []string
+}
+
+// name records that a call named item id of tracker trk.
+func (t *tracker) name(trk, id string) {
+	if id != "" {
+		t.named = append(t.named, trk+"\x00"+id)
+	}
 }
 
 func newTracker() tracker { return tracker{items: map[string]*trackedTask{}} }
@@ -140,6 +151,7 @@ func (t *tracker) taskTool(name string, in input, result string, seq int) {
 		it.description = in.str("description")
 		it.setStatus(normStatus(firstNonEmpty(in.str("status"), TaskPending)), seq)
 	case "TaskUpdate":
+		t.name(TrackerTask, strings.TrimPrefix(in.str("taskId"), "#"))
 		it := t.item(TrackerTask, strings.TrimPrefix(in.str("taskId"), "#"), true)
 		if it == nil {
 			return
@@ -163,6 +175,7 @@ func (t *tracker) taskTool(name string, in input, result string, seq int) {
 			}
 		}
 	case "TaskGet":
+		t.name(TrackerTask, strings.TrimPrefix(in.str("taskId"), "#"))
 		var it *trackedTask
 		for _, l := range strings.Split(result, "\n") {
 			l = strings.TrimSpace(l)
@@ -224,6 +237,11 @@ func (t *tracker) beads(w []string, output string, seq int) {
 			continue
 		}
 		ids = append(ids, a)
+	}
+	if sub == "update" || sub == "close" || sub == "reopen" || sub == "show" {
+		for _, id := range ids {
+			t.name(TrackerBeads, id)
+		}
 	}
 	switch sub {
 	case "update":
@@ -392,7 +410,8 @@ func (t *tracker) github(w []string, output string, seq int) {
 }
 
 // tasks lists every item: the open ones first (in progress, then pending
-// or blocked), each group in first-seen order, then the done ones.
+// or blocked), each group in first-seen order, then the done ones in the
+// order they were done, then the deleted ones.
 func (t *tracker) tasks() []*trackedTask {
 	all := make([]*trackedTask, 0, len(t.items)+len(t.todo)+len(t.plan))
 	for _, it := range t.items {
@@ -411,16 +430,23 @@ func (t *tracker) tasks() []*trackedTask {
 		}
 		return 3
 	}
-	// insertion sort: stable, and lists are short
-	for i := 1; i < len(all); i++ {
-		for j := i; j > 0; j-- {
-			a, b := all[j-1], all[j]
-			if rank(a.Status) < rank(b.Status) || (rank(a.Status) == rank(b.Status) && a.order <= b.order) {
-				break
-			}
-			all[j-1], all[j] = b, a
+	// Done items in the order they were done: the latest last.
+	when := func(it *trackedTask) int {
+		if it.Status == TaskCompleted && it.done >= 0 {
+			return it.done
 		}
+		return -1
 	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if rank(a.Status) != rank(b.Status) {
+			return rank(a.Status) < rank(b.Status)
+		}
+		if wa, wb := when(a), when(b); wa != wb {
+			return wa < wb
+		}
+		return a.order < b.order
+	})
 	return all
 }
 

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentledger/ledger/compact"
@@ -52,10 +53,10 @@ func TestTrackers(t *testing.T) {
 				call("TaskGet", "2", map[string]any{"taskId": "3"}).result("2", "Task #3: Write tests\nStatus: in_progress\nDescription: Cover the edge cases\nBlocked by: #2", false),
 			[]Task{{ID: "2", Subject: "Wire importer", Status: TaskInProgress}, {ID: "3", Subject: "Write tests", Status: TaskInProgress},
 				{ID: "1", Subject: "Add migration", Status: TaskCompleted}}},
-		{"Task tools from a subagent do not count",
+		{"Task tools from a subagent count: the session's list is shared",
 			conversation{}.call("TaskCreate", "1", map[string]any{"subject": "sub"}).with(func(m *compact.Message) { m.Sidechain = true }).
 				result("1", "Task #1 created successfully: sub", false),
-			nil},
+			[]Task{{ID: "1", Subject: "sub", Status: TaskPending}}},
 		{"Codex update_plan: arguments are a JSON string",
 			conversation{}.call("update_plan", "1", `{"explanation":"schema done","plan":[{"step":"Add table","status":"completed"},{"step":"Wire importer","status":"in_progress"},{"step":"Run cargo test","status":"pending"}]}`),
 			[]Task{{Subject: "Wire importer", Status: TaskInProgress}, {Subject: "Run cargo test", Status: TaskPending},
@@ -108,7 +109,7 @@ func TestTasksInNextSteps(t *testing.T) {
 	d := Extract(msgs, ExtractOptions{Project: "/p"})
 	want := []string{
 		"[in progress] api-9.2: Add the retry policy",
-		"still to do for api-9.2: done when Retries 3 times with backoff; Tests cover the give-up path; not touched yet: internal/retry/policy_test.go",
+		"still to do for api-9.2: done when Retries 3 times with backoff; Tests cover the give-up path",
 		"[pending] api-9.3: Add a circuit breaker",
 	}
 	if !reflect.DeepEqual(d.NextSteps, want) {
@@ -118,5 +119,89 @@ func TestTasksInNextSteps(t *testing.T) {
 		if reTaskItem.MatchString(s) && (s == "[done] api-9.1: Add timeouts") {
 			t.Errorf("a closed item is a next step: %q", s)
 		}
+	}
+	// The files the item names that the session has not touched yet are
+	// the working set's next files.
+	wantNext := []NextFiles{{Why: "for api-9.2", Paths: []string{"/p/internal/retry/policy_test.go"}}}
+	if !reflect.DeepEqual(d.WorkingSet.Next, wantNext) {
+		t.Errorf("WorkingSet.Next\n got %+v\nwant %+v", d.WorkingSet.Next, wantNext)
+	}
+}
+
+// TestDoneTasksAreACount: of a long list's done items the Tasks section
+// lists the latest few, in the order they were done, and a count of the
+// rest; open items are never left out for them.
+func TestDoneTasksAreACount(t *testing.T) {
+	t.Parallel()
+	var c conversation
+	for i := 1; i <= 9; i++ {
+		id := string(rune('0' + i))
+		c = c.call("TaskCreate", "c"+id, map[string]any{"subject": "Step " + id}).
+			result("c"+id, "Task #"+id+" created successfully: Step "+id, false)
+	}
+	// Done out of order: 3, then 1, 2, 4, 5, 6, 7.
+	for _, id := range []string{"3", "1", "2", "4", "5", "6", "7"} {
+		c = c.call("TaskUpdate", "u"+id, map[string]any{"taskId": id, "status": "completed"}).result("u"+id, "Updated task #"+id, false)
+	}
+	c = c.call("TaskUpdate", "u8", map[string]any{"taskId": "8", "status": "in_progress"}).result("u8", "Updated task #8", false)
+	d := Extract(c, ExtractOptions{})
+	md := Render(d, 0, ApproxTokens)
+	want := "## Tasks\n- … +3 more\n- [done] #4: Step 4\n- [done] #5: Step 5\n- [done] #6: Step 6\n- [done] #7: Step 7\n\n"
+	if !strings.Contains(md, want) {
+		t.Errorf("Markdown:\n%s\nwant\n%s", md, want)
+	}
+	if !strings.Contains(md, "- [in progress] #8: Step 8\n- [pending] #9: Step 9\n") {
+		t.Errorf("the open items are not the next steps:\n%s", md)
+	}
+}
+
+// TestTeamTasks: an item another session of the team created is known
+// here by its id only; what the other sessions hold gives its subject,
+// and an item a teammate closed is no longer a next step.
+func TestTeamTasks(t *testing.T) {
+	t.Parallel()
+	// A teammate's session: it takes #6 and #7, created by the lead.
+	mate := conversation{}.
+		call("TaskUpdate", "1", map[string]any{"taskId": "6", "status": "in_progress"}).result("1", "Updated task #6 status", false).
+		call("TaskUpdate", "2", map[string]any{"taskId": "7", "status": "pending"}).result("2", "Updated task #7 status", false).
+		call("TaskUpdate", "3", map[string]any{"taskId": "8", "status": "in_progress"}).result("3", "Updated task #8 status", false)
+	d := Extract(mate, ExtractOptions{})
+	if !MissingSubjects(d) {
+		t.Fatal("MissingSubjects = false for bare ids")
+	}
+	// The lead's session created them, and closed #8 since.
+	lead := Extract(conversation{}.
+		call("TaskCreate", "1", map[string]any{"subject": "Index the orders table"}).result("1", "Task #6 created successfully: Index the orders table", false).
+		call("TaskCreate", "2", map[string]any{"subject": "Backfill order totals"}).result("2", "Task #7 created successfully: Backfill order totals", false).
+		call("TaskCreate", "3", map[string]any{"subject": "Drop the legacy view"}).result("3", "Task #8 created successfully: Drop the legacy view", false).
+		call("TaskUpdate", "4", map[string]any{"taskId": "8", "status": "completed"}).result("4", "Updated task #8 status", false),
+		ExtractOptions{})
+	got := ResolveTasks(d, lead.Tasks)
+	wantNext := []string{"[in progress] #6: Index the orders table", "[pending] #7: Backfill order totals"}
+	if !reflect.DeepEqual(got.NextSteps, wantNext) {
+		t.Errorf("NextSteps\n got %q\nwant %q", got.NextSteps, wantNext)
+	}
+	if MissingSubjects(got) {
+		t.Errorf("subjects still missing: %+v", got.Tasks)
+	}
+	if md := Render(got, 0, ApproxTokens); !strings.Contains(md, "- [done] #8: Drop the legacy view\n") {
+		t.Errorf("the item closed elsewhere is not done:\n%s", md)
+	}
+}
+
+// TestSubagentTaskTools: a subagent's Task tool calls change the list the
+// session shares; its TodoWrite list is its own.
+func TestSubagentTaskTools(t *testing.T) {
+	t.Parallel()
+	side := func(m *compact.Message) { m.Sidechain = true }
+	msgs := conversation{}.
+		call("TaskCreate", "1", map[string]any{"subject": "Profile the import"}).result("1", "Task #1 created successfully: Profile the import", false).
+		call("TaskUpdate", "2", map[string]any{"taskId": "1", "status": "completed"}).with(side).result("2", "Updated task #1", false).with(side).
+		call("TodoWrite", "3", map[string]any{"todos": []map[string]any{{"content": "subagent scratch step", "status": "pending"}}}).with(side).
+		result("3", "ok", false).with(side)
+	d := Extract(msgs, ExtractOptions{})
+	want := []Task{{ID: "1", Subject: "Profile the import", Status: TaskCompleted, Tracker: TrackerTask}}
+	if !reflect.DeepEqual(d.Tasks, want) {
+		t.Errorf("Tasks\n got %+v\nwant %+v", d.Tasks, want)
 	}
 }

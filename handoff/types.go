@@ -95,6 +95,51 @@ type FileChange struct {
 	Git string `json:"git,omitempty"`
 }
 
+// WorkingSet is what a resumed agent reaches for first: the files the
+// agent read or changed lately, the latest first and grouped by folder,
+// the files named as what comes next, and the commands of its loop.
+type WorkingSet struct {
+	Files    []WorkFile  `json:"files"`
+	Next     []NextFiles `json:"next"`
+	Commands []string    `json:"commands"`
+}
+
+// WorkFile is one file the agent used lately.
+type WorkFile struct {
+	Path   string `json:"path"`
+	Edited bool   `json:"edited,omitempty"`
+	// Lines are the parts read ("lines 120-240, 400-460") when the file
+	// was only read in part.
+	Lines string `json:"lines,omitempty"`
+}
+
+// NextFiles are files named as what comes next, and by what: "for
+// proj-12" (a tracker item's description), "rest of your list (2 of 5
+// done)", "from the approved plan", "named last".
+type NextFiles struct {
+	Why   string   `json:"why"`
+	Paths []string `json:"paths"`
+}
+
+// Empty tells whether the working set holds nothing.
+func (w WorkingSet) Empty() bool {
+	return len(w.Files) == 0 && len(w.Next) == 0 && len(w.Commands) == 0
+}
+
+// MarshalJSON writes lists as [], never null.
+func (w WorkingSet) MarshalJSON() ([]byte, error) {
+	type plain WorkingSet
+	p := plain(w)
+	if p.Files == nil {
+		p.Files = []WorkFile{}
+	}
+	if p.Next == nil {
+		p.Next = []NextFiles{}
+	}
+	p.Commands = nonNil(p.Commands)
+	return json.Marshal(p)
+}
+
 // Note is a fact recorded on purpose while working (`ledger note`): the
 // next handoff carries it verbatim.
 type Note struct {
@@ -142,6 +187,9 @@ type Doc struct {
 	// Plan is the latest plan the user approved (ExitPlanMode).
 	Plan  string `json:"plan,omitempty"`
 	Notes []Note `json:"notes"`
+	// WorkingSet is what the agent had in hand at the cut: the files it
+	// used lately, those named as next, the commands of its loop.
+	WorkingSet WorkingSet `json:"working_set"`
 	// Context is one line on where the work stopped.
 	Context string `json:"context"`
 	// Tokens is the size of Markdown by the counter it was fitted with.
