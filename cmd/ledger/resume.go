@@ -32,7 +32,7 @@ Without SESSION it resumes the latest session of the project: --project, or
 the current folder (the git checkout holding it, and every worktree of the same
 repository). That is what a session started after /clear needs: it has a new id.
 
-The output fits --budget tokens (default 2000, at least 200) by the meter's
+The output fits --budget tokens (default 1500, at least 200) by the meter's
 count; the task and next steps always survive. --format hook prints Claude
 Code's SessionStart output, with at most 10,000 characters of context (Claude
 Code cuts anything longer to a preview).`,
