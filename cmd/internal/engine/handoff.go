@@ -116,6 +116,7 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 		Branch: sess.GitBranch, Trigger: req.Trigger, CreatedAt: now, ContextUsed: m.UsedTokens,
 		ContextLimit: m.LimitTokens, Compactions: int(sess.Compactions), Notes: notes,
 		WorkTree: e.workTree(ctx, sess)})
+	doc = teamTasks(ctx, st, sess, doc)
 	if req.Note != "" {
 		doc.NextSteps = append([]string{"(asked at compaction) " + req.Note}, doc.NextSteps...)
 	}

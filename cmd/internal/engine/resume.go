@@ -121,6 +121,9 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		in.Compactions = n
 		in.LastCompaction = handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source}
 	}
+	// The team's other sessions may have moved on since: what they hold of
+	// a shared task list now.
+	in.Handoff = teamTasks(ctx, st, sess, in.Handoff)
 	count := compact.DefaultMemo()
 	res.Handoff = in.Handoff
 	res.Markdown = fitResume(in, req.Budget, req.MaxChars, count)
@@ -164,8 +167,9 @@ func extractMessages(ctx context.Context, st *store.Store, sess store.Session, m
 	if err != nil {
 		return handoff.Doc{}, err
 	}
-	return handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
-		Branch: sess.GitBranch, Compactions: int(sess.Compactions), Notes: notes}), nil
+	d := handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project,
+		Branch: sess.GitBranch, Compactions: int(sess.Compactions), Notes: notes})
+	return teamTasks(ctx, st, sess, d), nil
 }
 
 // refreshJob is a session whose resume state to extract. Recent are the
