@@ -40,7 +40,11 @@ state of the work at the cut held and which of it the summary kept and
 dropped: modified files, open tasks, open errors, user requests, decisions.
 The state is the handoff ledger extracts from the messages before the cut;
 beside the summary, the same check of that handoff (or of the one ledger
-wrote for the compaction), with both sizes in tokens.`,
+wrote for the compaction), with both sizes in tokens. Then, for a compaction
+with work after it, what the agent really used next (in its first 40 tool
+calls: the files it read or changed, the commands it ran, the tests it named,
+the tracker items it worked on, each named before the cut) and how much of it
+the summary and the handoff carried; the human output ends with the totals.`,
 		Example: `  ledger audit
   ledger audit 258c7280 --json
   ledger audit --since 7d
@@ -155,7 +159,57 @@ func printLoss(w io.Writer, reports []engine.Loss) {
 		tw.Flush()
 		printDropped(w, "summary", l.Summary)
 		printDropped(w, hname, &l.Handoff.LossSide)
+		printUsed(w, l)
 	}
+	if t := engine.TotalUsed(reports); t.Compactions > 0 {
+		noun := "compactions"
+		if t.Compactions == 1 {
+			noun = "compaction"
+		}
+		fmt.Fprintf(w, "\nused after %d %s: %d items;", t.Compactions, noun, t.Total)
+		if t.SummaryTokens > 0 {
+			fmt.Fprintf(w, " summaries carried %d (%s) in %d tokens;", t.Summary, pct(t.Summary, t.Total), t.SummaryTokens)
+		}
+		fmt.Fprintf(w, " handoffs carried %d (%s) in %d tokens\n", t.Handoff, pct(t.Handoff, t.Total), t.HandoffTokens)
+	}
+}
+
+// printUsed prints what the agent used after the compaction that existed
+// before it, and what each text lacked of it.
+func printUsed(w io.Writer, l engine.Loss) {
+	u := l.UsedAfter
+	if u == nil {
+		return
+	}
+	fmt.Fprintf(w, "used after (first %d tool calls): %d items", u.Calls, u.Total)
+	if u.Total == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	if l.Summary != nil {
+		fmt.Fprintf(w, "; the summary carried %d (%s)", u.Summary, pct(u.Summary, u.Total))
+	}
+	fmt.Fprintf(w, "; the handoff carried %d (%s)\n", u.Handoff, pct(u.Handoff, u.Total))
+	for _, it := range u.Items {
+		if it.Handoff && (it.Summary || l.Summary == nil) {
+			continue
+		}
+		var lacked []string
+		if l.Summary != nil && !it.Summary {
+			lacked = append(lacked, "summary")
+		}
+		if !it.Handoff {
+			lacked = append(lacked, "handoff")
+		}
+		fmt.Fprintf(w, "  - %s %s: not in the %s\n", it.Kind, handoff.Shorten(oneLine(it.Text), 100), strings.Join(lacked, " nor the "))
+	}
+}
+
+func pct(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", (n*100+of/2)/of)
 }
 
 func printDropped(w io.Writer, name string, side *engine.LossSide) {

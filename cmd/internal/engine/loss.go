@@ -82,6 +82,68 @@ type Loss struct {
 	// boundary completed).
 	Summary *LossSide   `json:"summary"`
 	Handoff LossHandoff `json:"handoff"`
+	// UsedAfter is what the agent used after the compaction that already
+	// existed before it, and which of it the summary and the handoff
+	// carried; nil when no work followed the compaction.
+	UsedAfter *LossUsed `json:"used_after"`
+}
+
+// LossUsed is the working set the agent used after a compaction: in its
+// first tool calls of the main conversation (up to handoff.DefaultUsedCalls
+// and to the next compaction), the files it read or changed, the commands
+// it ran, the tests it named, the tracker items it worked on, each of them
+// named before the cut (what a summary could have known).
+type LossUsed struct {
+	// Calls is how many tool calls were read.
+	Calls int `json:"calls"`
+	// Total is how many items there are; Summary and Handoff how many of
+	// them each text carried (Summary is 0 without a summary).
+	Total   int            `json:"total"`
+	Summary int            `json:"summary"`
+	Handoff int            `json:"handoff"`
+	Items   []LossUsedItem `json:"items"`
+}
+
+// LossUsedItem is one item used after a compaction, and whether the
+// compaction's summary and ledger's handoff carried it.
+type LossUsedItem struct {
+	Kind    string `json:"kind"` // file, command, test, task
+	Text    string `json:"text"`
+	Summary bool   `json:"summary"`
+	Handoff bool   `json:"handoff"`
+}
+
+// LossTotals sums the used-after measure over reports.
+type LossTotals struct {
+	Compactions int `json:"compactions"` // with work after them
+	Total       int `json:"total"`
+	Summary     int `json:"summary"`
+	Handoff     int `json:"handoff"`
+	// SummaryTokens and HandoffTokens are the texts' sizes summed over the
+	// same compactions (SummaryTokens over those with a summary).
+	SummaryTokens int `json:"summary_tokens"`
+	HandoffTokens int `json:"handoff_tokens"`
+}
+
+// TotalUsed sums what the agent used after each compaction and what the
+// summaries and handoffs carried of it.
+func TotalUsed(reports []Loss) LossTotals {
+	var t LossTotals
+	for _, l := range reports {
+		u := l.UsedAfter
+		if u == nil || u.Total == 0 {
+			continue
+		}
+		t.Compactions++
+		t.Total += u.Total
+		t.Summary += u.Summary
+		t.Handoff += u.Handoff
+		if l.Summary != nil {
+			t.SummaryTokens += l.Summary.Tokens
+		}
+		t.HandoffTokens += l.Handoff.Tokens
+	}
+	return t
 }
 
 // LossReports is `ledger audit --loss`: the loss report of every
@@ -122,16 +184,18 @@ func (e *Engine) LossReport(ctx context.Context, compactionID int64) (Loss, erro
 func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) (Loss, error) {
 	l := Loss{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger, Source: c.Source,
 		PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid)}
-	state, n, err := e.stateAtCut(ctx, st, c)
+	cut, err := e.stateAtCut(ctx, st, c)
 	if err != nil {
 		return l, err
 	}
-	l.CutMessages = n
+	state := cut.doc
+	l.CutMessages = len(cut.msgs)
 	count := compact.DefaultEstimator().Tokens
 	if c.Summary != "" {
 		s := measure(state, c.Summary, count)
 		l.Summary = &s
 	}
+	handoffText := ""
 	if c.HandoffID.Valid {
 		h, err := st.Handoff(ctx, c.HandoffID.Int64)
 		if err != nil && !notFound(err) {
@@ -140,25 +204,103 @@ func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) 
 		if err == nil {
 			l.Handoff = LossHandoff{LossSide: measure(state, h.Markdown, count), ID: &h.ID}
 			l.Handoff.Tokens = h.Tokens
-			return l, nil
+			handoffText = h.Markdown
 		}
 	}
-	doc := state.Rendered(handoff.DefaultBudget, count)
-	l.Handoff = LossHandoff{LossSide: measure(state, doc.Markdown, count)}
-	l.Handoff.Tokens = doc.Tokens
+	if handoffText == "" {
+		doc := state.Rendered(handoff.DefaultBudget, count)
+		l.Handoff = LossHandoff{LossSide: measure(state, doc.Markdown, count)}
+		l.Handoff.Tokens = doc.Tokens
+		handoffText = doc.Markdown
+	}
+	if cut.ok {
+		if l.UsedAfter, err = usedAfter(ctx, st, c, cut, c.Summary, handoffText); err != nil {
+			return l, err
+		}
+	}
 	return l, nil
 }
 
-// stateAtCut is the handoff the engine extracts from what the session
-// held at the compaction's cut, and how many messages that was.
-func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compaction) (handoff.Doc, int, error) {
+// usedAfterMessages caps the messages read after a cut for what the agent
+// used: enough for handoff.DefaultUsedCalls calls and their subagents.
+const usedAfterMessages = 800
+
+// usedAfter measures what the agent used after compaction c (see
+// LossUsed) against the summary and the handoff's text.
+func usedAfter(ctx context.Context, st *store.Store, c store.Compaction, cut cutState, summary, handoffText string) (*LossUsed, error) {
+	after, _, err := st.MessageRange(ctx, c.SessionID, cut.seq+1, cut.seq+1+usedAfterMessages)
+	if err != nil {
+		return nil, err
+	}
+	// The work after this compaction, up to the next one: its summary
+	// message starts the next stretch.
+	for i, m := range after {
+		if i > 0 && m.CompactSummary {
+			after = after[:i]
+			break
+		}
+	}
+	if len(after) == 0 {
+		return nil, nil
+	}
+	items := handoff.UsedAfter(after, handoff.UsedOptions{Project: cut.project, Before: cut.doc.Tasks})
+	calls := 0
+	for _, m := range after {
+		if !m.Sidechain {
+			for _, b := range m.Blocks {
+				if b.Kind == compact.BlockToolUse {
+					calls++
+				}
+			}
+		}
+	}
+	if calls == 0 {
+		return nil, nil
+	}
+	u := &LossUsed{Calls: min(calls, handoff.DefaultUsedCalls), Items: []LossUsedItem{}}
+	var before strings.Builder
+	for _, m := range cut.msgs {
+		before.WriteString(m.SearchText())
+		before.WriteByte('\n')
+	}
+	pre := before.String()
+	for _, it := range items {
+		if !it.ExistedIn(pre) {
+			continue // new after the cut: nothing could have carried it
+		}
+		row := LossUsedItem{Kind: it.Kind, Text: it.Text, Summary: summary != "" && it.CarriedBy(summary),
+			Handoff: it.CarriedBy(handoffText)}
+		u.Items = append(u.Items, row)
+		u.Total++
+		if row.Summary {
+			u.Summary++
+		}
+		if row.Handoff {
+			u.Handoff++
+		}
+	}
+	return u, nil
+}
+
+// cutState is what a session held at a compaction's cut.
+type cutState struct {
+	doc     handoff.Doc       // the handoff the engine extracts from it
+	msgs    []compact.Message // the messages before the cut
+	seq     int64             // the cut's seq
+	ok      bool              // the cut was found
+	project string
+}
+
+// stateAtCut is what the session held at the compaction's cut, and the
+// handoff the engine extracts from it.
+func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compaction) (cutState, error) {
 	sess, err := st.Session(ctx, c.SessionID)
 	if err != nil {
-		return handoff.Doc{}, 0, err
+		return cutState{}, err
 	}
 	seq, ok, err := st.CutSeq(ctx, c)
 	if err != nil || !ok {
-		return handoff.Doc{}, 0, err
+		return cutState{}, err
 	}
 	at := c.At
 	if t, err := st.MessageAt(ctx, sess.ID, seq); err == nil && !t.IsZero() {
@@ -166,7 +308,7 @@ func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compac
 	}
 	msgs, err := st.MessagesThrough(ctx, sess.ID, seq, at)
 	if err != nil {
-		return handoff.Doc{}, 0, err
+		return cutState{}, err
 	}
 	// The summarizer's own run (Claude Code's acompact subagent) is the
 	// compaction, not the work.
@@ -175,7 +317,7 @@ func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compac
 	})
 	notes, err := st.HandoffNotes(ctx, sess.ID)
 	if err != nil {
-		return handoff.Doc{}, 0, err
+		return cutState{}, err
 	}
 	var before []handoff.Note
 	for _, n := range notes {
@@ -185,7 +327,7 @@ func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compac
 	}
 	prior, err := st.Compactions(ctx, store.CompactionFilter{SessionID: sess.ID})
 	if err != nil {
-		return handoff.Doc{}, 0, err
+		return cutState{}, err
 	}
 	earlier := 0
 	for _, p := range prior {
@@ -195,7 +337,7 @@ func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compac
 	}
 	doc := handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project, Branch: sess.GitBranch,
 		Trigger: c.Trigger, ContextUsed: c.PreTokens.Int64, Compactions: earlier, Notes: before})
-	return doc, len(msgs), nil
+	return cutState{doc: doc, msgs: msgs, seq: seq, ok: true, project: sess.Project}, nil
 }
 
 // measure checks every item of the state of the work against text.

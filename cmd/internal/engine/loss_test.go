@@ -114,3 +114,63 @@ func TestLossReportOwnHandoff(t *testing.T) {
 		t.Errorf("LossReport(999) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestLossUsedAfter: after a compaction, the working set the agent used
+// (files read or changed, commands, tests, tracker items) that the session
+// held before the cut, and which of it the summary and the handoff carried;
+// what appears only after the cut is not asked of them.
+func TestLossUsedAfter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _ := openEngine(t)
+	p := "/home/ines/src/quarry"
+	at := time.Date(2026, 4, 3, 9, 0, 0, 0, time.UTC)
+	edit := func(f string) map[string]any {
+		return map[string]any{"file_path": p + "/" + f, "old_string": "a", "new_string": "b"}
+	}
+	b := newTranscript("10550000-0000-4000-8000-000000000003", p, at).
+		user("Make the tile cache evict by size, not by count.").
+		call("Read", map[string]any{"file_path": p + "/cache/lru.go"}, "package cache", false).
+		call("Edit", edit("cache/lru.go"), "The file has been updated successfully.", false).
+		call("Read", map[string]any{"file_path": p + "/cache/sizer.go"}, "package cache", false).
+		call("Bash", map[string]any{"command": "go test ./cache -run TestEvict"}, "ok", false).
+		call("Bash", map[string]any{"command": "golangci-lint run ./cache/..."}, "ok", false).
+		compaction("Summary: evicting by size in cache/lru.go; tests pass with go test.").
+		call("Read", map[string]any{"file_path": p + "/cache/lru.go"}, "package cache", false).
+		call("Edit", edit("cache/sizer.go"), "The file has been updated successfully.", false).
+		call("Edit", edit("cache/metrics.go"), "The file has been updated successfully.", false). // new after the cut
+		call("Bash", map[string]any{"command": "go test ./cache -run TestEvict"}, "ok", false).
+		call("Bash", map[string]any{"command": "golangci-lint run ./cache/..."}, "ok", false)
+	if _, err := e.Ingest(ctx, []string{b.write(t, t.TempDir())}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reports, err := e.LossReports(ctx, "1055")
+	if err != nil || len(reports) != 1 {
+		t.Fatalf("reports: %d, %v", len(reports), err)
+	}
+	u := reports[0].UsedAfter
+	if u == nil {
+		t.Fatal("no used_after for a compaction with work after it")
+	}
+	var got []string
+	for _, it := range u.Items {
+		got = append(got, fmt.Sprintf("%s %s summary=%v handoff=%v", it.Kind, it.Text, it.Summary, it.Handoff))
+	}
+	want := []string{
+		"file cache/sizer.go summary=false handoff=true",
+		"file cache/lru.go summary=true handoff=true",
+		"command go test summary=true handoff=true",
+		"command golangci-lint run summary=false handoff=true",
+		"test TestEvict summary=false handoff=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("used after:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if u.Total != 5 || u.Summary != 2 || u.Handoff != 5 || u.Calls != 5 {
+		t.Errorf("totals %+v, want 5 items, summary 2, handoff 5, 5 calls", *u)
+	}
+	tot := TotalUsed(reports)
+	if tot.Compactions != 1 || tot.Total != 5 || tot.Summary != 2 || tot.Handoff != 5 {
+		t.Errorf("TotalUsed = %+v", tot)
+	}
+}

@@ -283,6 +283,7 @@ type compactionData struct {
 	L       engine.Loss
 	Rows    []lossRow
 	Items   []lossItemRow
+	Used    []engine.LossUsedItem // what the agent used next, what the summary lacked first
 	Summary string
 	Handoff string
 }
@@ -336,6 +337,13 @@ func (s *Server) compaction(w http.ResponseWriter, r *http.Request) {
 		slices.SortStableFunc(d.Items, func(a, b lossItemRow) int {
 			return cmp.Compare(lost(a), lost(b))
 		})
+		if u := d.L.UsedAfter; u != nil {
+			d.Used = slices.Clone(u.Items)
+			slices.SortStableFunc(d.Used, func(a, b engine.LossUsedItem) int {
+				return cmp.Compare(lost(lossItemRow{SummaryKept: a.Summary || d.L.Summary == nil, HandoffKept: a.Handoff}),
+					lost(lossItemRow{SummaryKept: b.Summary || d.L.Summary == nil, HandoffKept: b.Handoff}))
+			})
+		}
 		return nil
 	}()
 	if err != nil {

@@ -121,7 +121,7 @@ func TestPages(t *testing.T) {
 		{"GET", "/sessions/" + webSession + "?page=two", 400, []string{"page &#34;two&#34;"}, nil},
 		{"GET", "/sessions/nosuch", 404, []string{"404", "no session &#34;nosuch&#34;"}, nil},
 		{"GET", "/sessions/" + sampleClaude, 200, []string{"Compaction"}, nil},
-		{"GET", webCompaction, 200, []string{"what it lost", "auth/session.go", "dropped-label", "Native summary", "Ledger handoff",
+		{"GET", webCompaction, 200, []string{"what it lost", "auth/session.go", "dropped-label", "Native summary", "Ledger handoff", "What the agent used next",
 			"2 / 3 kept"}, nil},
 		{"GET", "/compactions/999", 404, []string{"no compaction 999"}, nil},
 		{"GET", "/compactions/abc", 400, []string{"&#34;abc&#34; is not an id"}, nil},
