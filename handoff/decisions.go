@@ -97,10 +97,11 @@ var (
 
 // scoreSentence scores one sentence of the agent's prose.
 func scoreSentence(s string, afterFailure bool) int {
+	st := &text{s: s}
 	score := 0
 	strong := false
 	for _, c := range decisionCues {
-		if c.re.MatchString(s) {
+		if c.re.matchText(st) {
 			score += c.weight
 			strong = strong || c.weight >= 3
 		}
@@ -108,35 +109,38 @@ func scoreSentence(s string, afterFailure bool) int {
 	if score == 0 {
 		return 0
 	}
-	t := strings.TrimSpace(s)
-	if reAdvice.MatchString(t) || (reAnnounce.MatchString(t) && !reReason.MatchString(t)) {
+	t := st
+	if trimmed := strings.TrimSpace(s); trimmed != s {
+		t = &text{s: trimmed}
+	}
+	if reAdvice.matchText(t) || (reAnnounce.matchText(t) && !reReason.matchText(t)) {
 		return 0
 	}
-	if strings.HasSuffix(t, ":") {
+	if strings.HasSuffix(t.s, ":") {
 		score -= 3 // it introduces what follows (code, a list): half a thought
 	}
-	if reTentative.MatchString(s) {
+	if reTentative.matchText(st) {
 		score -= 2
 	}
-	if reToUser.MatchString(s) {
+	if reToUser.matchText(st) {
 		score -= 2 // explained to the user, not decided for the work
 	}
-	if reReport.MatchString(s) {
+	if reReport.matchText(st) {
 		score -= 2 // what happened, not why
 	}
 	if afterFailure {
 		score++
 	}
-	if reCodeish.MatchString(s) {
+	if reCodeish.matchText(st) {
 		score++
 	}
-	if reNarration.MatchString(s) && !strong {
+	if reNarration.matchText(st) && !strong {
 		score -= 3
 	}
 	if strings.HasSuffix(strings.TrimSpace(s), "?") {
 		score -= 3
 	}
-	if reTransient.MatchString(s) {
+	if reTransient.matchText(st) {
 		score -= 2 // "doesn't exist yet": a state of the moment, not a rule
 	}
 	if n := len([]rune(s)); n > 320 {
@@ -190,9 +194,14 @@ func (d *decisionSet) prose(text string, seq int, failure int) {
 	afterFailure := failure >= 0
 	for _, p := range paragraphs(text) {
 		sentences := splitSentences(p.text)
+		scored := -1 // the index whose score is in nextScore: each sentence is scored once
+		nextScore := 0
 		for i := 0; i < len(sentences); i++ {
 			s := strings.TrimSpace(sentences[i])
-			score := scoreSentence(s, afterFailure)
+			score := nextScore
+			if scored != i {
+				score = scoreSentence(s, afterFailure)
+			}
 			if p.item {
 				score-- // a report's bullet: what was done more than why
 			}
@@ -204,6 +213,7 @@ func (d *decisionSet) prose(text string, seq int, failure int) {
 			if i+1 < len(sentences) {
 				next := strings.TrimSpace(sentences[i+1])
 				ns := scoreSentence(next, afterFailure)
+				scored, nextScore = i+1, ns
 				if (ns > 0 || substantiveAction(next)) && len([]rune(s))+len([]rune(next)) <= 300 {
 					s, score = s+" "+next, max(score, ns)+1
 					if ns <= 0 && reTentative.MatchString(next) {

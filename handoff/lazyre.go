@@ -133,8 +133,15 @@ func hasFoldSpecial(s string) bool {
 }
 
 func (l *lazyRE) MatchString(s string) bool {
+	return l.matchText(&text{s: s})
+}
+
+// matchText is MatchString on a text several expressions are matched
+// against: it is lower-cased once for all their prefilters, not once per
+// expression (scoring a sentence runs a dozen).
+func (l *lazyRE) matchText(t *text) bool {
 	l.get()
-	t := text{s: s}
+	s := t.s
 	if !t.mayMatch(l.filter) {
 		return false
 	}
