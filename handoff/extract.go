@@ -618,7 +618,7 @@ func (x *extractor) shellSucceeded(u use, output string) {
 		x.shellList(u.shell.pipes, output)
 	}
 	for _, p := range u.shell.pipes {
-		for _, words := range p {
+		for i, words := range p {
 			w := program(words)
 			if len(w) == 0 {
 				continue
@@ -633,7 +633,7 @@ func (x *extractor) shellSucceeded(u use, output string) {
 					x.commits = append(x.commits, x.seq)
 				}
 			}
-			if !looks(w) {
+			if !looks(w) && i == 0 { // what follows a pipe filters its output
 				sc := commandScope(w, runsTests(words))
 				if sc.key != "" && !trivial[path.Base(w[0])] && !notRoutine[sc.key] {
 					x.runs = append(x.runs, shellRun{seq: x.seq, key: sc.key, display: stepDisplay(w, sc)})

@@ -150,10 +150,12 @@ func (x *extractor) finishing(w window) []shellRun {
 // (ids, messages, paths): its command, subcommand and long flags.
 func stepDisplay(w []string, sc scope) string {
 	parts := []string{sc.key}
+	seen := map[string]bool{}
 	for i, a := range w[1:] {
-		if !strings.HasPrefix(a, "-") || a == "--" || strings.Contains(a, "=") {
+		if !strings.HasPrefix(a, "-") || a == "--" || strings.Contains(a, "=") || seen[a] {
 			continue
 		}
+		seen[a] = true
 		// a flag followed by its value (-m "msg") is not shown
 		if !strings.HasPrefix(a, "--") && len(a) == 2 && i+2 < len(w) && !strings.HasPrefix(w[i+2], "-") {
 			continue

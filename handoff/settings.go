@@ -30,6 +30,10 @@ var (
 // a dependency tuple, a config call, an environment assignment.
 var reSettingLine = lazyRegexp(`^(?:[\w.@"'\[\]{}/-]+\s*[:=]|- [\w.@"'-]+\s*:|\{:|config\s|export\s+\w+=)`)
 
+// reNotSetting are lines shaped like settings that set nothing: a key that
+// opens a block (run: |), a step's or a job's name.
+var reNotSetting = lazyRegexp(`^(?:- )?[\w.@"'-]+\s*:\s*[|>]?[-+]?\s*$|^- name\s*:`)
+
 // reSource is code, even in a config folder (internal/config/config.go).
 var reSource = lazyRegexp(`\.(?:go|[cm]?[jt]sx?|py|rb|rs|java|kt|kts|c|h|cc|cpp|hpp|cs|swift|php|m|scala|ex|sh)$`)
 
@@ -161,7 +165,7 @@ func (s *settingsTracker) summary(p, shown string) string {
 			}
 			continue
 		}
-		if !manifest && !reSettingLine.MatchString(l) {
+		if !manifest && (!reSettingLine.MatchString(l) || reNotSetting.MatchString(l)) {
 			continue // a script's line in a workflow, a template: not a setting
 		}
 		set = append(set, shorten(strings.TrimRight(l, ","), 90))

@@ -254,6 +254,20 @@ func cutDoc(t testing.TB, name, sub string) handoff.Doc {
 	return tc.doc()
 }
 
+// resume is the resume context of the case's handoff, stored as handoff 1
+// and written once at compaction.
+func (tc transcriptCase) resume(doc handoff.Doc) string {
+	doc.ID = 1
+	source := "claude"
+	if tc.format == transcript.FormatCodex {
+		source = "codex"
+	}
+	in := handoff.ResumeInput{Session: doc.Session, Source: source, Project: doc.Project, Branch: doc.Branch,
+		Handoff: doc, Compactions: 1,
+		LastCompaction: handoff.CompactionNote{At: doc.CreatedAt, Trigger: "auto", PreTokens: tc.opts.ContextUsed, Source: "hook"}}
+	return handoff.Resume(in, 0, handoff.ApproxTokens)
+}
+
 func (tc transcriptCase) doc() handoff.Doc {
 	return handoff.Extract(tc.msgs, tc.opts).Rendered(tc.budget, handoff.ApproxTokens)
 }
@@ -304,6 +318,9 @@ func TestTranscriptGolden(t *testing.T) {
 			dir := filepath.Join(transcriptGoldenDir, name)
 			checkTranscriptGolden(t, filepath.Join(dir, "handoff.md"), []byte(doc.Markdown))
 			checkTranscriptGolden(t, filepath.Join(dir, "handoff.json"), append(js, '\n'))
+			// The context a fresh session gets from it, at the default
+			// budget: the rendering resume makes.
+			checkTranscriptGolden(t, filepath.Join(dir, "resume.md"), []byte(tc.resume(doc)))
 
 			back, err := handoff.Parse(doc.Markdown)
 			if err != nil {
@@ -341,6 +358,41 @@ func TestTranscriptGoldenSemantics(t *testing.T) {
 	t.Run("claude-beads/cut", func(t *testing.T) { runSem(t, claudeBeadsCutChecks(t)) })
 	t.Run("codex-plan", func(t *testing.T) { runSem(t, codexPlanChecks(docs["codex-plan"])) })
 	t.Run("codex-plan/cut", func(t *testing.T) { runSem(t, codexPlanCutChecks(t)) })
+	t.Run("claude-working-set", func(t *testing.T) { runSem(t, claudeWorkingSetChecks(docs["claude-working-set"])) })
+}
+
+// claudeWorkingSetChecks: a rename worked through the files a search
+// found, half done at the cut.
+func claudeWorkingSetChecks(d handoff.Doc) sems {
+	var s sems
+	ws := d.WorkingSet
+	var recent []string
+	for _, f := range ws.Files {
+		recent = append(recent, strings.TrimPrefix(f.Path, d.Project+"/")+" "+f.Lines)
+	}
+	s.add("the files read for the change are in the working set, with the lines read of those read in part",
+		reflect.DeepEqual(recent, []string{"marlin/api/views.py lines 80-140", "marlin/api/serializers.py ",
+			"marlin/models/sighting.py lines 30-89"}), recent)
+	var next []string
+	for _, g := range ws.Next {
+		for _, p := range g.Paths {
+			next = append(next, g.Why+": "+strings.TrimPrefix(p, d.Project+"/"))
+		}
+	}
+	s.add("the rest of the search result is next: the files not changed since",
+		reflect.DeepEqual(next, []string{"rest of the search result (3 of 6 done): marlin/api/filters.py",
+			"rest of the search result (3 of 6 done): marlin/exports/csv.py",
+			"rest of the search result (3 of 6 done): tests/test_sightings_api.py"}), next)
+	s.add("the loop's commands, as run", reflect.DeepEqual(ws.Commands, []string{"python -m pytest", "ruff check marlin"}), ws.Commands)
+	s.add("the notification is no request; the prompt typed while the agent worked is",
+		reflect.DeepEqual(d.Requests[1:], []string{"also update the OpenAPI description in docs/api.md when you're done"}), d.Requests)
+	s.add("the decision and its reason are kept, the narration is not",
+		len(d.Decisions) == 1 && strings.Contains(d.Decisions[0], "because the nightly export job reads the table directly"), d.Decisions)
+	s.add("the failing test is named with its error",
+		len(d.Errors) == 1 && strings.Contains(d.Errors[0], "test_list_filters_by_reporter") && strings.Contains(d.Errors[0], "AttributeError"), d.Errors)
+	s.add("the item created in another session is in progress, by its id",
+		len(d.NextSteps) > 0 && d.NextSteps[0] == "[in progress] #4", d.NextSteps)
+	return s
 }
 
 // sem is one semantic check: a statement in words, whether it holds, and

@@ -240,8 +240,7 @@ func (x *extractor) workShell(pipes []pipeline) {
 				}
 				continue
 			}
-			shown := displayWords(w)
-			x.loopCommand(shown, loopKey(shown))
+			x.loopCommand(displayWords(unwrapLight(words)), loopKey(w))
 		}
 	}
 }
@@ -261,17 +260,47 @@ func heredoc(words []string) bool {
 	return false
 }
 
-// loopKey names a command of the loop: its program and its first word
-// that is not a flag ("mix ecto.migrate", "import root"), whatever flags
-// come with them.
-func loopKey(shown []string) string {
-	key := path.Base(shown[0])
-	for _, a := range shown[1:] {
-		if !strings.HasPrefix(a, "-") {
-			return key + " " + a
-		}
+// loopKey names a command of the loop: its program, and its subcommand
+// when it has one ("mix ecto.migrate", "bd update"; "import" for import
+// -window root).
+func loopKey(w []string) string {
+	key := path.Base(w[0])
+	if len(w) > 1 && stableWord(w[1], true) && !strings.HasPrefix(w[1], "-") {
+		key += " " + w[1]
 	}
 	return key
+}
+
+// unwrapLight drops what only times, elevates or sets the environment of
+// a command (sudo, time, timeout 60, env X=1), and keeps what says how it
+// runs (python -m, npx, bundle exec): the command as it is shown.
+func unwrapLight(words []string) []string {
+	w := dropRedirects(words)
+	for len(w) > 0 {
+		base := path.Base(w[0])
+		switch {
+		case envAssign.MatchString(w[0]):
+			w = w[1:]
+			continue
+		case base == "sudo" || base == "time" || base == "nohup" || base == "env" || base == "nice" || base == "exec" || base == "command":
+			w = w[1:]
+			for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
+				w = w[1:]
+			}
+			continue
+		case base == "timeout":
+			w = w[1:]
+			for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+				w = w[1:]
+			}
+			if len(w) > 0 {
+				w = w[1:]
+			}
+			continue
+		}
+		return w
+	}
+	return w
 }
 
 // commandWord tells a program name from what is not one: a path to a
