@@ -287,9 +287,9 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 	if len(u.files) > 0 {
 		for _, p := range u.files {
 			x.files.touch(p, x.seq)
-			if main {
-				x.work.edit(p, x.seq)
-			}
+			// A subagent's changes are the session's too (its reads are
+			// its own).
+			x.work.edit(p, x.seq)
 		}
 		u.errKey = "file:" + strings.Join(u.files, "\x00")
 		u.label = b.ToolName + " " + x.rel(u.files[0])

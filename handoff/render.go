@@ -107,6 +107,7 @@ func (r *renderer) fit(budget int, count func(string) int, prune bool) string {
 	}
 	l.itemMax[secTests] = 120
 	l.itemMax[secWork] = 0 // its lines give way whole, least recent first
+	l.itemMax[secNext] = 0 // what to do next is never cut short while lists can give way
 	l.taskMax, l.contextMax = 1200, 300
 	if s, ok := fits(l); ok {
 		return s

@@ -122,7 +122,7 @@ func TestTasksInNextSteps(t *testing.T) {
 	}
 	// The files the item names that the session has not touched yet are
 	// the working set's next files.
-	wantNext := []NextFiles{{Why: "for api-9.2", Paths: []string{"/p/internal/retry/policy_test.go"}}}
+	wantNext := []NextFiles{{Why: "next, for api-9.2", Paths: []string{"/p/internal/retry/policy_test.go"}}}
 	if !reflect.DeepEqual(d.WorkingSet.Next, wantNext) {
 		t.Errorf("WorkingSet.Next\n got %+v\nwant %+v", d.WorkingSet.Next, wantNext)
 	}

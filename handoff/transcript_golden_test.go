@@ -380,9 +380,10 @@ func claudeWorkingSetChecks(d handoff.Doc) sems {
 		}
 	}
 	s.add("the rest of the search result is next: the files not changed since",
-		reflect.DeepEqual(next, []string{"rest of the search result (3 of 6 done): marlin/api/filters.py",
-			"rest of the search result (3 of 6 done): marlin/exports/csv.py",
-			"rest of the search result (3 of 6 done): tests/test_sightings_api.py"}), next)
+		reflect.DeepEqual(next, []string{"next, rest of the search result (3 of 6 done): marlin/api/filters.py",
+			"next, rest of the search result (3 of 6 done): marlin/exports/csv.py",
+			"next, rest of the search result (3 of 6 done): tests/test_sightings_api.py",
+			"named by the user: docs/api.md"}), next)
 	s.add("the loop's commands, as run", reflect.DeepEqual(ws.Commands, []string{"python -m pytest", "ruff check marlin"}), ws.Commands)
 	s.add("the notification is no request; the prompt typed while the agent worked is",
 		reflect.DeepEqual(d.Requests[1:], []string{"also update the OpenAPI description in docs/api.md when you're done"}), d.Requests)

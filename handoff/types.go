@@ -113,9 +113,10 @@ type WorkFile struct {
 	Lines string `json:"lines,omitempty"`
 }
 
-// NextFiles are files named as what comes next, and by what: "for
-// proj-12" (a tracker item's description), "rest of your list (2 of 5
-// done)", "from the approved plan", "named last".
+// NextFiles are files named as what comes next, and by what: "next, for
+// proj-12" (a tracker item's description), "next, rest of your list (2 of
+// 5 done)", "next, from the approved plan", "next, named last"; and "named
+// by the user", the files the user's requests name.
 type NextFiles struct {
 	Why   string   `json:"why"`
 	Paths []string `json:"paths"`

@@ -28,7 +28,7 @@ import (
 
 // Limits of a working set.
 const (
-	maxWorkFiles   = 14 // recent files
+	maxWorkFiles   = 16 // recent files
 	maxNextFiles   = 16 // files named as next, all groups together
 	maxNextGroup   = 10 // files of one group
 	maxCommands    = 8  // commands of the loop
@@ -368,8 +368,10 @@ func stableWord(a string, sub bool) bool {
 			return false // an id, a count, a version
 		}
 	}
-	if sub && !strings.ContainsAny(a, ":,=") && !reExt.MatchString(a) {
-		return true // a subcommand: ecto.migrate
+	if sub && !strings.ContainsAny(a, ":,=") {
+		if dot := strings.LastIndexByte(a, '.'); dot < 0 || !codeExt[strings.ToLower(a[dot+1:])] {
+			return true // a subcommand: ecto.migrate, not a file: seed.py
+		}
 	}
 	return !strings.ContainsAny(a, ".:,=") // not a file, an id, a host:port
 }
@@ -514,7 +516,61 @@ func (x *extractor) workResult(u use, b compact.Block) {
 		if !b.IsError {
 			x.workList(b.Text, u.input.str("path"))
 		}
+	default:
+		if !b.IsError && len(u.files) == 0 && !u.isShell && callReaders[u.name] == nil {
+			x.otherFileTool(u)
+		}
 	}
+}
+
+// fileKeys are the inputs other agents' file tools name their file with.
+var fileKeys = []string{"file_path", "filePath", "absolute_path", "notebook_path", "path", "target_file"}
+
+// writeWords in a tool's name say that it changes the file it names.
+var writeWords = []string{"edit", "write", "replace", "create", "patch", "insert", "append", "rename", "move"}
+
+// searchWords in a tool's name say that it searches, or lists a folder.
+var searchWords = []string{"grep", "glob", "search", "find", "list", "ls"}
+
+// otherFileTool reads the call of a file tool this package does not know
+// by name (another agent's read_file, an MCP server's write_file): the
+// file it names, read or changed by what its name says.
+func (x *extractor) otherFileTool(u use) {
+	p := ""
+	for _, k := range fileKeys {
+		if v := u.input.str(k); v != "" {
+			p = v
+			break
+		}
+	}
+	if p == "" || strings.ContainsAny(p, "*?\n") {
+		return
+	}
+	if base := path.Base(p); !reExt.MatchString(base) && !bareNames[base] {
+		return // a folder, most likely
+	}
+	name := strings.ToLower(u.name)
+	for _, w := range searchWords {
+		if strings.Contains(name, w) {
+			return
+		}
+	}
+	p = x.resolve(p)
+	for _, w := range writeWords {
+		if strings.Contains(name, w) {
+			x.work.edit(p, x.seq)
+			return
+		}
+	}
+	from, to := intInput(u.input, "offset"), 0
+	if lim := intInput(u.input, "limit"); lim > 0 {
+		from = max(from, 1)
+		to = from + lim - 1
+	}
+	if s, e := intInput(u.input, "start_line"), intInput(u.input, "end_line"); s > 0 {
+		from, to = s, e
+	}
+	x.work.read(p, from, to, x.seq)
 }
 
 func intInput(in input, key string) int {
@@ -684,6 +740,7 @@ func pathsIn(text string) []string {
 
 // fileToken is tok when it names a file.
 func fileToken(tok string) string {
+	tok = strings.TrimPrefix(tok, "@") // @docs/design.md: a file the user attached
 	if len(tok) < 3 || len(tok) > 200 || strings.HasPrefix(tok, "@") {
 		return ""
 	}
@@ -858,13 +915,21 @@ func (x *extractor) workingSet(tasks []*trackedTask) WorkingSet {
 	// agent's last words.
 	for _, it := range tasks {
 		if it.Status == TaskInProgress && !x.tracker.hasChildren(it.ID) && it.description != "" {
-			addGroup("for "+taskName(it.Task), resolve(pathsIn(it.description)), it.started, true)
+			addGroup("next, for "+taskName(it.Task), resolve(pathsIn(it.description)), it.started, true)
 		}
 	}
 	x.listGroups(addGroup)
 	if x.plan != "" {
-		addGroup("from the approved plan", resolve(pathsIn(x.plan)), x.planSeq, true)
+		addGroup("next, from the approved plan", resolve(pathsIn(x.plan)), x.planSeq, true)
 	}
+	// What the user named: a design document, a data file handed over.
+	var asked []string
+	for i, r := range x.requests {
+		if i == 0 || i >= len(x.requests)-maxAskedRequests {
+			asked = append(asked, askedFiles(r)...)
+		}
+	}
+	addGroup(namedByUser, resolve(asked), -1, true)
 	pending := 0
 	for _, it := range tasks {
 		if pending == 2 {
@@ -873,15 +938,39 @@ func (x *extractor) workingSet(tasks []*trackedTask) WorkingSet {
 		if it.Status == TaskPending && !x.tracker.hasChildren(it.ID) {
 			pending++
 			if it.description != "" {
-				addGroup("for "+taskName(it.Task), resolve(pathsIn(it.description)), -1, true)
+				addGroup("next, for "+taskName(it.Task), resolve(pathsIn(it.description)), -1, true)
 			}
 		}
 	}
 	if x.lastWords != "" && x.lastProse != "" {
-		addGroup("named last", resolve(pathsIn(x.lastWords)), x.lastText, true)
+		addGroup("next, named last", resolve(pathsIn(x.lastWords)), x.lastText, true)
 	}
 	ws.Commands = x.loopCommands()
 	return ws
+}
+
+// namedByUser is the group of files the user's requests name.
+const namedByUser = "named by the user"
+
+// maxAskedRequests is how many of the latest requests (beside the first)
+// are read for the files the user named.
+const maxAskedRequests = 8
+
+// reKeepOff marks a clause that tells the agent to stay away from what it
+// names ("don't touch csv.py, Jonas is rewriting it").
+var reKeepOff = lazyRegexp(`(?i)\b(?:don'?t|do not|never|avoid|except|without touching|leave\b.*\balone|not touch|stay away)\b`)
+
+// askedFiles are the files a request names, but those it says to keep
+// away from.
+func askedFiles(req string) []string {
+	var out []string
+	req = strings.ReplaceAll(req, ". ", "\n") // sentences; a file's dot is not followed by a space
+	for _, clause := range strings.FieldsFunc(req, func(r rune) bool { return r == ';' || r == '!' || r == '?' || r == '\n' }) {
+		if !reKeepOff.MatchString(clause) {
+			out = append(out, pathsIn(clause)...)
+		}
+	}
+	return out
 }
 
 // taskName names a task in a working set line: its id, or its subject.
@@ -937,9 +1026,9 @@ func (x *extractor) listGroups(add func(why string, paths []string, since int, b
 		if done < need || done == len(l.paths) || x.work.calls-latest > listStaleCalls {
 			continue
 		}
-		why := "rest of the search result"
+		why := "next, rest of the search result"
 		if l.prose {
-			why = "rest of your list"
+			why = "next, rest of your list"
 		}
 		why += " (" + strconv.Itoa(done) + " of " + strconv.Itoa(len(l.paths)) + " done)"
 		add(why, l.paths, l.at, false)

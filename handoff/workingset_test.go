@@ -2,8 +2,11 @@ package handoff
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/compact"
 )
 
 func read(path string, offset, limit int) map[string]any {
@@ -72,7 +75,7 @@ func TestWorkingSetListWorkedThrough(t *testing.T) {
 			call("Edit", "2", edit("/srv/till/app/api/carts.py")).result("2", "ok", false).
 			call("Edit", "3", edit("/srv/till/app/api/orders.py")).result("3", "ok", false)
 		d := Extract(msgs, ExtractOptions{Project: "/srv/till"})
-		want := []NextFiles{{Why: "rest of the search result (2 of 5 done)", Paths: []string{
+		want := []NextFiles{{Why: "next, rest of the search result (2 of 5 done)", Paths: []string{
 			"/srv/till/app/api/refunds.py", "/srv/till/app/api/returns.py", "/srv/till/app/api/vouchers.py"}}}
 		if !reflect.DeepEqual(d.WorkingSet.Next, want) {
 			t.Errorf("Next\n got %+v\nwant %+v", d.WorkingSet.Next, want)
@@ -98,7 +101,7 @@ func TestWorkingSetListWorkedThrough(t *testing.T) {
 			say("Three serializers still emit the old field:\n\n1. `app/serializers/cart.py`\n2. `app/serializers/order.py`\n3. `app/serializers/refund.py`\n\nStarting with the cart.").
 			call("Edit", "1", edit("/srv/till/app/serializers/cart.py")).result("1", "ok", false)
 		d := Extract(msgs, ExtractOptions{Project: "/srv/till"})
-		want := []NextFiles{{Why: "rest of your list (1 of 3 done)", Paths: []string{
+		want := []NextFiles{{Why: "next, rest of your list (1 of 3 done)", Paths: []string{
 			"/srv/till/app/serializers/order.py", "/srv/till/app/serializers/refund.py"}}}
 		if !reflect.DeepEqual(d.WorkingSet.Next, want) {
 			t.Errorf("Next\n got %+v\nwant %+v", d.WorkingSet.Next, want)
@@ -118,8 +121,8 @@ func TestWorkingSetNamedNext(t *testing.T) {
 		result("3", "Task #4 created successfully: Add the retry flag", false)
 	d := Extract(msgs, ExtractOptions{Project: "/w/imp"})
 	want := []NextFiles{
-		{Why: "from the approved plan", Paths: []string{"/w/imp/importer/run.go", "/w/imp/docs/importing.md"}},
-		{Why: "for #4", Paths: []string{"/w/imp/cmd/imp/flags.go", "/w/imp/importer/retry.go"}},
+		{Why: "next, from the approved plan", Paths: []string{"/w/imp/importer/run.go", "/w/imp/docs/importing.md"}},
+		{Why: "next, for #4", Paths: []string{"/w/imp/cmd/imp/flags.go", "/w/imp/importer/retry.go"}},
 	}
 	if !reflect.DeepEqual(d.WorkingSet.Next, want) {
 		t.Errorf("Next\n got %+v\nwant %+v", d.WorkingSet.Next, want)
@@ -163,7 +166,7 @@ func TestWorkingSetRender(t *testing.T) {
 			{Path: "/w/p/README.md"}, {Path: "/w/p/test/a.test.ts", Edited: true},
 			{Path: "/etc/hosts"},
 		},
-		Next:     []NextFiles{{Why: "for web-3", Paths: []string{"/w/p/src/c.ts", "/w/p/src/d.ts", "/w/p/docs/x.md"}}},
+		Next:     []NextFiles{{Why: "next, for web-3", Paths: []string{"/w/p/src/c.ts", "/w/p/src/d.ts", "/w/p/docs/x.md"}}},
 		Commands: []string{"pnpm test", "pnpm lint --fix", "echo `x`"},
 	}}
 	md := Render(d, 1<<30, ApproxTokens)
@@ -227,5 +230,43 @@ func TestUsedAfter(t *testing.T) {
 	}
 	if it := items[0]; it.ExistedIn("opened csv.ts.orig") || !it.ExistedIn("Read /w/tide/src/export/csv.ts") {
 		t.Error("ExistedIn: a file exists before the cut by its path")
+	}
+}
+
+// TestWorkingSetNamedByTheUser: the files the user's requests name (a
+// design document, an attached file), but not those it says to keep away
+// from.
+func TestWorkingSetNamedByTheUser(t *testing.T) {
+	t.Parallel()
+	msgs := conversation{}.
+		user("Implement the importer as @docs/design/importer.md describes, with data/samples/june.csv as the test input. Don't touch legacy/import_v1.py, it is frozen.")
+	d := Extract(msgs, ExtractOptions{Project: "/w/ledgerly"})
+	want := []NextFiles{{Why: "named by the user", Paths: []string{"/w/ledgerly/docs/design/importer.md", "/w/ledgerly/data/samples/june.csv"}}}
+	if !reflect.DeepEqual(d.WorkingSet.Next, want) {
+		t.Errorf("Next\n got %+v\nwant %+v", d.WorkingSet.Next, want)
+	}
+}
+
+// TestWorkingSetOtherAgentsTools: a file tool this package does not know
+// by name (another agent's, an MCP server's) counts by the file it names
+// and what its name says; a subagent's changes count, its reads do not.
+func TestWorkingSetOtherAgentsTools(t *testing.T) {
+	t.Parallel()
+	msgs := conversation{}.
+		call("read_file", "1", map[string]any{"absolute_path": "/w/k/src/queue.rs", "offset": 10, "limit": 20}).result("1", "fn push", false).
+		call("mcp__fs__write_file", "2", map[string]any{"path": "/w/k/src/worker.rs", "content": "x"}).result("2", "ok", false).
+		call("search_files", "3", map[string]any{"path": "/w/k/src/lib.rs", "pattern": "x"}).result("3", "", false).
+		call("Read", "4", read("/w/k/README.md", 0, 0)).with(func(m *compact.Message) { m.Sidechain = true }).
+		result("4", "readme", false).with(func(m *compact.Message) { m.Sidechain = true }).
+		call("Edit", "5", edit("/w/k/src/pool.rs")).with(func(m *compact.Message) { m.Sidechain = true }).
+		result("5", "ok", false).with(func(m *compact.Message) { m.Sidechain = true })
+	d := Extract(msgs, ExtractOptions{Project: "/w/k"})
+	var got []string
+	for _, f := range d.WorkingSet.Files {
+		got = append(got, strings.TrimPrefix(f.Path, "/w/k/")+" "+f.Lines)
+	}
+	sort.Strings(got)
+	if want := []string{"src/pool.rs ", "src/queue.rs lines 10-29", "src/worker.rs "}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Files\n got %q\nwant %q", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 //	- lib/app/live/: review_live.ex (edited), session_live.ex (lines 40-120)
 //	- mix.exs (edited)
 //	- next, for proj-7: plugin/hooks/hooks.json, lib/app/services/{tmux.ex, builder.ex}
+//	- named by the user: docs/design.md
 //	- commands: `mix test`, `mix credo --strict`
 //
 // Files at the project's root have no folder label. Under budget
@@ -73,7 +74,7 @@ func workLines(d Doc) []workLine {
 		lines[i].cut = 2 + i
 	}
 	for _, g := range ws.Next {
-		lines = append(lines, workLine{text: workNextPrefix + g.Why + ": " + groupPaths(g.Paths, d.Project), cut: 1})
+		lines = append(lines, workLine{text: g.Why + ": " + groupPaths(g.Paths, d.Project), cut: 1})
 	}
 	if len(ws.Commands) > 0 {
 		spans := make([]string, len(ws.Commands))
@@ -192,14 +193,10 @@ func readWorking(lines []string, project string) WorkingSet {
 		switch {
 		case strings.HasPrefix(l, workCmdPrefix):
 			ws.Commands = append(ws.Commands, codeSpans(l[len(workCmdPrefix):])...)
-		case strings.HasPrefix(l, workNextPrefix):
-			rest := l[len(workNextPrefix):]
-			i := strings.LastIndex(rest, ": ")
-			if i < 0 {
-				continue
-			}
-			g := NextFiles{Why: rest[:i]}
-			for _, p := range splitTop(rest[i+2:]) {
+		case strings.HasPrefix(l, workNextPrefix) || strings.HasPrefix(l, namedByUser+": "):
+			i := strings.LastIndex(l, ": ")
+			g := NextFiles{Why: l[:i]}
+			for _, p := range splitTop(l[i+2:]) {
 				for _, q := range expandBraces(p) {
 					g.Paths = append(g.Paths, readPath(q, project))
 				}
