@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,7 +20,8 @@ var injected = []string{"<command-", "<local-command", "Caveat:", "<system-remin
 	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions", "<turn_aborted>",
 	"<user_shell_command>", "<permissions instructions>", "This session is being continued from a previous conversation",
 	"Base directory for this skill:", "<cross-session-message", "<skill>", "<subagent_notification>",
-	"<bash-notification>", "Unknown slash command:", "<local-command-stdout>", "<hook_context>"}
+	"<bash-notification>", "Unknown slash command:", "<local-command-stdout>", "<hook_context>",
+	"The user wants to clarify these questions"}
 
 // Slash commands that manage the session rather than ask for work.
 var housekeeping = map[string]bool{"/compact": true, "/clear": true, "/context": true, "/cost": true, "/model": true,
@@ -57,10 +59,18 @@ func userRequest(text string) string {
 		}
 		return name
 	}
-	if isInjected(text) || housekeeping[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 || acknowledgement(text) {
+	if isInjected(text) || housekeeping[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 || acknowledgement(text) ||
+		machineOutput(text) {
 		return ""
 	}
 	return shortenMiddle(text, maxRequest)
+}
+
+// machineOutput tells a message that is a JSON object and nothing else:
+// a notification a tool or a background task delivered ({"task_id": …}),
+// not words the user typed (a user pasting JSON says what to do with it).
+func machineOutput(text string) bool {
+	return strings.HasPrefix(text, "{") && strings.HasSuffix(text, "}") && json.Valid([]byte(text))
 }
 
 // acks are replies that only answer or wave on ("1", "yes", "go on"):

@@ -38,6 +38,7 @@ func TestRequests(t *testing.T) {
 			[]string{"Add rate limits to the public API"}},
 		{"older transcripts: notifications and unknown commands by their text",
 			conversation{}.user("Add rate limits to the public API").
+				user(`{"task_id": "b91", "status": "completed"}`).
 				user("<bash-notification>\n<shell-id>b2</shell-id>\n<status>completed</status>\n</bash-notification>").
 				user("Unknown slash command: limits"),
 			[]string{"Add rate limits to the public API"}},
