@@ -619,9 +619,21 @@ func codeSpan(s string) string {
 	return fence + s + fence
 }
 
-// projectPrefix is what a path under project starts with.
+// projectPrefix is what a path under project starts with: the project
+// and its separator (a backslash for a Windows folder such as
+// C:\Users\me\app).
 func projectPrefix(project string) string {
-	return strings.TrimRight(project, "/") + "/"
+	sep := pathSep(project)
+	return strings.TrimRight(project, sep) + sep
+}
+
+// pathSep is the separator of a folder's path: a backslash when it has
+// backslashes and no slash, else a slash.
+func pathSep(dir string) string {
+	if strings.Contains(dir, `\`) && !strings.Contains(dir, "/") {
+		return `\`
+	}
+	return "/"
 }
 
 // relTo returns p relative to project when p is under it and the relative

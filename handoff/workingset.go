@@ -187,7 +187,8 @@ func rangesText(rs []lineRange) string {
 func scratchFile(p string) bool {
 	return p == "" || agentFile(p) || strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/private/tmp/") ||
 		strings.HasPrefix(p, "/var/folders/") || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/") ||
-		strings.Contains(p, "/.claude/projects/") || strings.Contains(p, "/tool-results/")
+		strings.Contains(p, "/.claude/projects/") || strings.Contains(p, "/tool-results/") ||
+		strings.Contains(p, `\AppData\Local\Temp\`) || strings.Contains(p, `\.claude\projects\`)
 }
 
 // loopSkip are programs whose runs say nothing of the project's loop:

@@ -270,3 +270,27 @@ func TestWorkingSetOtherAgentsTools(t *testing.T) {
 		t.Errorf("Files\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestWorkingSetWindowsPaths: a Windows project's files are shown under
+// it, grouped by folder, and read back.
+func TestWorkingSetWindowsPaths(t *testing.T) {
+	t.Parallel()
+	p := `C:\Users\ana\src\kiln`
+	msgs := conversation{}.
+		call("Read", "1", read(p+`\app\models\oven.py`, 0, 0)).result("1", "x", false).
+		call("Edit", "2", edit(p+`\app\models\batch.py`)).result("2", "ok", false).
+		call("Edit", "3", edit(p+`\setup.cfg`)).result("3", "ok", false).
+		call("Read", "4", read(`C:\Users\ana\AppData\Local\Temp\scratch.txt`, 0, 0)).result("4", "x", false)
+	d := Extract(msgs, ExtractOptions{Project: p})
+	md := Render(d, 1<<30, ApproxTokens)
+	if want := "## Working set\n- setup.cfg (edited)\n- app\\models\\: batch.py (edited), oven.py\n"; !strings.Contains(md, want) {
+		t.Errorf("Markdown:\n%s\nwant\n%s", md, want)
+	}
+	back, err := Parse(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.WorkingSet, d.WorkingSet) {
+		t.Errorf("read back\n got %+v\nwant %+v", back.WorkingSet, d.WorkingSet)
+	}
+}

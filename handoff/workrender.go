@@ -45,7 +45,7 @@ func workLines(d Doc) []workLine {
 		}
 		t := strings.Join(names, ", ")
 		if folder != "" {
-			t = folder + "/: " + t
+			t = folder + sepOf(folder, d.Project) + ": " + t
 		}
 		lines = append(lines, workLine{text: t, file: true, n: len(names)})
 		names = nil
@@ -86,10 +86,22 @@ func workLines(d Doc) []workLine {
 	return lines
 }
 
+// sepOf is the separator a folder line ends its folder with: the
+// folder's own, or the project's for a folder one level under it.
+func sepOf(folder, project string) string {
+	switch {
+	case folder == "/":
+		return ""
+	case strings.ContainsAny(folder, `/\`):
+		return pathSep(folder)
+	}
+	return pathSep(project)
+}
+
 // splitShown splits a shown path into its folder and name; "" for a file
 // at the project's root.
 func splitShown(s string) (string, string) {
-	i := strings.LastIndexByte(s, '/')
+	i := strings.LastIndexAny(s, `/\`)
 	if i < 0 {
 		return "", s
 	}
@@ -115,24 +127,18 @@ func groupPaths(paths []string, project string) string {
 			names = append(names, n2)
 			j++
 		}
+		sep := sepOf(dir, project)
 		switch {
 		case dir == "":
 			parts = append(parts, name)
 		case len(names) == 1:
-			parts = append(parts, joinDir(dir, name))
+			parts = append(parts, dir+sep+name)
 		default:
-			parts = append(parts, joinDir(dir, "{"+strings.Join(names, ", ")+"}"))
+			parts = append(parts, dir+sep+"{"+strings.Join(names, ", ")+"}")
 		}
 		i = j
 	}
 	return strings.Join(parts, ", ")
-}
-
-func joinDir(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
 }
 
 // writeWorking writes the section keeping the keep lines that give way
@@ -206,8 +212,8 @@ func readWorking(lines []string, project string) WorkingSet {
 			}
 		default:
 			folder, names := "", l
-			if i := strings.Index(l, "/: "); i >= 0 {
-				folder, names = l[:i+1], l[i+3:]
+			if i := strings.Index(l, ": "); i > 0 && (l[i-1] == '/' || l[i-1] == '\\') {
+				folder, names = l[:i], l[i+2:]
 			}
 			for _, n := range splitTop(names) {
 				f := readWorkFile(n)
@@ -287,13 +293,16 @@ func splitTop(s string) []string {
 // expandBraces undoes groupPaths' "dir/{a, b}".
 func expandBraces(s string) []string {
 	i := strings.Index(s, "/{")
+	if j := strings.Index(s, `\{`); i < 0 || (j >= 0 && j < i) {
+		i = j
+	}
 	if i < 0 || !strings.HasSuffix(s, "}") {
 		return []string{s}
 	}
-	dir := s[:i]
+	dir := s[:i+1] // with its separator
 	var out []string
 	for _, n := range splitTop(s[i+2 : len(s)-1]) {
-		out = append(out, joinDir(dir, n))
+		out = append(out, dir+n)
 	}
 	return out
 }

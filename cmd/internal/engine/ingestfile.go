@@ -451,8 +451,12 @@ func (r *projectRoots) of(dir string) string {
 		return root
 	}
 	root := dir
-	if g, ok := gitrepo.Read(dir); ok && g.Root != "" {
-		root = g.Root
+	// A folder of another system (C:\Users\… read on Linux) is no path
+	// here: looked up, it would be taken relative to this process's folder.
+	if filepath.IsAbs(dir) {
+		if g, ok := gitrepo.Read(dir); ok && g.Root != "" {
+			root = g.Root
+		}
 	}
 	(*r)[dir] = root
 	return root

@@ -123,3 +123,30 @@ func TestTeamTasksFromTheLead(t *testing.T) {
 		t.Errorf("the item the lead closed is still in progress:\n%s", r.Markdown)
 	}
 }
+
+// TestWindowsProjectReadElsewhere: a transcript written on Windows, read
+// on another system, keeps its folder as its project (it is not looked up
+// relative to this process's folder), and its handoff shows files under it.
+func TestWindowsProjectReadElsewhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	p := `C:\Users\ana\src\kiln`
+	b := newTranscript("71d0e000-0000-4000-8000-000000000004", p, time.Date(2026, 4, 4, 9, 0, 0, 0, time.UTC)).
+		user("Make the batch timer configurable.").
+		call("Edit", map[string]any{"file_path": p + `\app\timer.py`, "old_string": "a", "new_string": "b"}, "The file has been updated successfully.", false)
+	if _, err := e.Ingest(ctx, []string{b.write(t, t.TempDir())}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Session(ctx, "71d0e000-0000-4000-8000-000000000004")
+	if err != nil || sess.Project != p {
+		t.Fatalf("project %q (%v), want %q", sess.Project, err, p)
+	}
+	r, err := e.Resume(ctx, ResumeRequest{Session: "71d0", Budget: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Markdown, "- app\\: timer.py (edited)\n") {
+		t.Errorf("resume:\n%s", r.Markdown)
+	}
+}
