@@ -189,7 +189,36 @@ func errorText(label, output string, test bool, sc scope) string {
 	if detail := describeFailure(output, test, dir); detail != "" {
 		msg = label + ": " + detail
 	}
-	return shorten(oneLine(msg), maxError)
+	msg = oneLine(msg)
+	// The error's class names it where its message does not
+	// (CommandNotFoundException on a PowerShell error's last lines).
+	if name := errorClass(output); name != "" && !strings.Contains(msg, name) {
+		return shorten(msg, maxError-len(name)-3) + " (" + name + ")"
+	}
+	return shorten(msg, maxError)
+}
+
+var reErrorClass = lazyRegexp(`\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b`)
+
+// errorClass is the first error or exception class an output names
+// (TypeError, CommandNotFoundException), read at its two ends.
+func errorClass(output string) string {
+	const end = 4096
+	first := func(s string) string {
+		for _, m := range reErrorClass.FindAllString(s, 8) {
+			if m != "Error" && m != "Exception" {
+				return m
+			}
+		}
+		return ""
+	}
+	if len(output) > 2*end {
+		if m := first(output[:end]); m != "" {
+			return m
+		}
+		output = output[len(output)-end:]
+	}
+	return first(output)
 }
 
 // commandLabel names a command line in an error: the whole (normalized)

@@ -110,6 +110,23 @@ func TestErrorsSayingTheSameThing(t *testing.T) {
 	}
 }
 
+// TestErrorNamesItsClass: a failure whose message does not name its
+// class gets it from the output.
+func TestErrorNamesItsClass(t *testing.T) {
+	t.Parallel()
+	out := "Exit code 1\nGet-Widget : The term 'Get-Widget' is not recognized as the name of a cmdlet.\n" +
+		"At line:1 char:1\n+ Get-Widget\n    + CategoryInfo          : ObjectNotFound: (Get-Widget:String) [], CommandNotFoundException\n" +
+		"    + FullyQualifiedErrorId : CommandNotFoundException"
+	d := Extract(conversation{}.call("Bash", "1", bash("powershell -Command Get-Widget")).result("1", out, true), ExtractOptions{})
+	if want := "`powershell -Command Get-Widget`: Get-Widget : The term 'Get-Widget' is not recognized as the name of a cmdlet. (CommandNotFoundException)"; len(d.Errors) != 1 || d.Errors[0] != want {
+		t.Errorf("Errors = %q, want %q", d.Errors, want)
+	}
+	d = Extract(conversation{}.call("Bash", "1", bash("python app.py")).result("1", "Exit code 1\nTraceback (most recent call last):\nKeyError: 'user'", true), ExtractOptions{})
+	if len(d.Errors) != 1 || strings.Count(d.Errors[0], "KeyError") != 1 {
+		t.Errorf("a message that names its class gets it once: %q", d.Errors)
+	}
+}
+
 func TestScopeCovers(t *testing.T) {
 	sc := func(line string) scope { return analyzeShell(line).scope }
 	tests := []struct {

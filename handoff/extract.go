@@ -246,7 +246,7 @@ func (x *extractor) request(req string) {
 // established, and its last words.
 func (x *extractor) agentProse(text string) {
 	x.markedLines(text)
-	x.proseList(text)
+	x.proseList(text, "your list")
 	failure := -1
 	if x.lastFailure >= 0 && x.seq-x.lastFailure <= 4 {
 		failure = x.lastFailure

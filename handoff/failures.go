@@ -54,7 +54,7 @@ var (
 	reCredoLoc      = lazyRegexp(`^(\S+\.exs?:\d+(?::\d+)?)`)
 	reLocated       = lazyRegexp(`^(?:\*\* \(\w+\) )?(\S+\.\w{1,5}):(\d+)(?::(\d+))?:? (.+)$`)
 	reCheckMarker   = lazyRegexp(`^\[([A-Z][A-Z0-9_ -]{1,30})\](?:\s+(.+))?$`)
-	reErrorWords    = lazyRegexp(`(?i)error|fatal|fail|denied|not found|no such|cannot|can't|unable|invalid|panic|exception|refused|timed? ?out|never match`)
+	reErrorWords    = lazyRegexp(`(?i)error|fatal|fail|denied|not found|no such|cannot|can't|unable|invalid|panic|exception|refused|timed? ?out|never match|not recognized`)
 	reSummaryCount  = lazyRegexp(`(?i)\b[1-9]\d* (?:failures?|failed|failing|errors?)\b`)
 	reSummaryField  = lazyRegexp(`(?i)\b(?:failures|errors|failed): *[1-9]`)
 	reBoxDrawing    = lazyRegexp(`^[┃│|]\s*`)

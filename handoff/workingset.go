@@ -61,8 +61,8 @@ type cmdUse struct {
 // fileList is a list of files the agent was given or wrote: a search
 // result, or a list in its own prose.
 type fileList struct {
-	at    int // call index when it appeared
-	prose bool
+	at    int    // call index when it appeared
+	prose string // whose list it is, when it is one in prose ("your list")
 	paths []string
 }
 
@@ -79,8 +79,9 @@ type workTracker struct {
 
 // proseText is an agent text that holds a list, kept to read at the end.
 type proseText struct {
-	at   int
-	text string
+	at    int
+	text  string
+	whose string // "your list", "the subagent's list"
 }
 
 func newWorkTracker() workTracker {
@@ -517,6 +518,10 @@ func (x *extractor) workResult(u use, b compact.Block) {
 		if !b.IsError {
 			x.workList(b.Text, u.input.str("path"))
 		}
+	case "Task", "Agent":
+		if !b.IsError {
+			x.proseList(b.Text, "the subagent's list")
+		}
 	default:
 		if !b.IsError && len(u.files) == 0 && !u.isShell && callReaders[u.name] == nil {
 			x.otherFileTool(u)
@@ -675,12 +680,13 @@ func listLines(text string) int {
 	return n
 }
 
-// proseList keeps an agent text that holds a list, to read at the end.
-func (x *extractor) proseList(text string) {
+// proseList keeps an agent text that holds a list, to read at the end:
+// the agent's own, or a subagent's report.
+func (x *extractor) proseList(text, whose string) {
 	if listLines(text) < 3 {
 		return
 	}
-	x.work.prose = append(x.work.prose, proseText{at: x.work.calls, text: text})
+	x.work.prose = append(x.work.prose, proseText{at: x.work.calls, text: text, whose: whose})
 	if len(x.work.prose) > maxListsKept {
 		x.work.prose = x.work.prose[1:]
 	}
@@ -1007,7 +1013,7 @@ func (x *extractor) listGroups(add func(why string, paths []string, since int, b
 			}
 		}
 		if len(paths) >= 3 {
-			lists = append(lists, fileList{at: t.at, prose: true, paths: paths})
+			lists = append(lists, fileList{at: t.at, prose: t.whose, paths: paths})
 		}
 	}
 	lists = append(lists, x.work.lists...)
@@ -1021,15 +1027,15 @@ func (x *extractor) listGroups(add func(why string, paths []string, since int, b
 			}
 		}
 		need := 2
-		if l.prose {
-			need = 1
+		if l.prose != "" {
+			need = 1 // a list written for the work, not every match of a search
 		}
 		if done < need || done == len(l.paths) || x.work.calls-latest > listStaleCalls {
 			continue
 		}
 		why := "next, rest of the search result"
-		if l.prose {
-			why = "next, rest of your list"
+		if l.prose != "" {
+			why = "next, rest of " + l.prose
 		}
 		why += " (" + strconv.Itoa(done) + " of " + strconv.Itoa(len(l.paths)) + " done)"
 		add(why, l.paths, l.at, false)
