@@ -193,6 +193,10 @@ func TestBrowser(t *testing.T) {
 	if n := count("corpus dropped", "tr.item.dropped"); n != 1 {
 		t.Errorf("spotter-258c7280's loss report: %d dropped items, want 1", n)
 	}
+	// What the agent used after the compaction, and what the summary lacked of it.
+	if n := count("corpus used, the summary lacked", "tr.used.missing"); n == 0 {
+		t.Error("spotter-258c7280's loss report shows nothing the agent used next that the summary lacked")
+	}
 	shot("loss-report", "web-loss-report.png")
 
 	// Search: marked snippets whose links lead to the message.
