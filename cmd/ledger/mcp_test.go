@@ -29,7 +29,7 @@ const (
 type mcpClient struct {
 	t      *testing.T
 	cs     *mcp.ClientSession
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 }
 
 func startMCP(t *testing.T, home string, args ...string) *mcpClient {
@@ -37,7 +37,7 @@ func startMCP(t *testing.T, home string, args ...string) *mcpClient {
 	cmd := exec.Command(ledgerBin, args...)
 	cmd.Env = append(binEnv(home), "CLAUDE_PROJECT_DIR="+mcpProject)
 	cmd.Dir = home
-	stderr := &bytes.Buffer{}
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

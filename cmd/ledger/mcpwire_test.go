@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,7 +30,7 @@ type rawMCP struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan string
-	stderr *strings.Builder
+	stderr *lockedBuffer
 	done   chan struct{} // closed when the process has ended
 	err    error         // from Wait
 }
@@ -49,7 +48,7 @@ func startRawMCP(t *testing.T, home string, args ...string) *rawMCP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &rawMCP{t: t, cmd: cmd, in: in, lines: make(chan string, 64), stderr: &strings.Builder{}, done: make(chan struct{})}
+	m := &rawMCP{t: t, cmd: cmd, in: in, lines: make(chan string, 64), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = m.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -219,7 +218,7 @@ func TestMCPMalformedLines(t *testing.T) {
 // (its stdin and stdout); its stderr is returned.
 func connectMCP(t *testing.T, cmd *exec.Cmd) (*mcpClient, error) {
 	t.Helper()
-	stderr := &bytes.Buffer{}
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

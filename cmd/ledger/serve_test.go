@@ -67,7 +67,7 @@ func TestServeBinary(t *testing.T) {
 		cmd := exec.Command(ledgerBin, append([]string{"--db", db, "serve"}, tc.args...)...)
 		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 		stdout, _ := cmd.StdoutPipe()
-		var stderr strings.Builder
+		var stderr lockedBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
