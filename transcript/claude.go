@@ -39,16 +39,20 @@ package transcript
 //	                               popAll gave it back to the input box
 //	attachment queued_command      the same prompt, where attachments are
 //	                               persisted: a user Message, once
-//	attachment (other types)       skipped: reminders, tool listings
+//	attachment (other types)       skipped, links of the uuid chain: hook
+//	                               output (hook_success,
+//	                               hook_additional_context: ledger's own
+//	                               context among them), reminders, files,
+//	                               tool and skill listings, prompt_snapshot
 //	last-prompt                    skipped: a copy of the last user prompt
 //	any other type                 skipped: newer Claude Code line kinds
 //	no type, not an object         bad input, counted in Result.Skipped
 //
 // Lines skipped on purpose that have a uuid (progress, stop_hook_summary,
-// turn_duration) are still links of the uuid chain: Claude Code parents the
-// next message to them. The reader remembers each one's nearest used
-// ancestor and parents messages (and a boundary's logical parent) to that,
-// so the chain the store sees has no gaps. Every line's sessionId, cwd and
+// turn_duration, attachments) are still links of the uuid chain: Claude
+// Code parents the next message to them. The reader remembers each one's
+// nearest used ancestor and parents messages (and a boundary's logical
+// parent) to that, so the chain the store sees has no gaps. Every line's sessionId, cwd and
 // gitBranch feed the session facts the reader emits when they change.
 
 import (
@@ -319,7 +323,8 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 			return "malformed claude record (" + l.Bad + ")", nil
 		}
 		// A line kind the reader skips anyway, with a field shaped unlike
-		// the ones it knows: not bad input.
+		// the ones it knows: not bad input, and still a link of the chain.
+		p.skipLink(&l)
 		return "", nil
 	}
 
@@ -361,7 +366,13 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 	case "queue-operation":
 		rec.Message = p.queueOperation(&l, data)
 	case "attachment":
-		rec.Message = p.attachment(&l, data)
+		// Most attachments are Claude Code's own context (hook output,
+		// files, reminders, tool listings), not conversation, yet links of
+		// the chain: a compact_boundary's logicalParentUuid often names
+		// the hook_additional_context that followed the last message.
+		if rec.Message = p.attachment(&l, data); rec.Message == nil {
+			p.skipLink(&l)
+		}
 	case "summary":
 		if p.st.SessionID == "" {
 			// No session yet: hold the title for the first line that names one.
