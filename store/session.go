@@ -163,6 +163,18 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	return Session{}, &AmbiguousError{Prefix: idOrPrefix, Candidates: ids}
 }
 
+// SetContextWindow records the model's window the agent stated for a
+// session (Claude Code's status line), when it differs from the one on
+// record. A session the ledger does not hold is left alone.
+func (s *Store) SetContextWindow(ctx context.Context, session string, tokens int64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET context_window = ? WHERE id = ? AND context_window <> ?`,
+		tokens, session, tokens)
+	if err != nil {
+		return fmt.Errorf("set the context window of %s: %w", session, err)
+	}
+	return nil
+}
+
 // Time returns t's time in UTC, or the zero time when t is NULL.
 func Time(t sql.NullTime) time.Time {
 	if !t.Valid {

@@ -183,7 +183,13 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 	if err != nil || !opts.StatusLine {
 		return doc, err
 	}
-	return agentconfig.InstallStatusLine(doc, exe)
+	// The status line reads (and records the window Claude Code states
+	// in) the ledger the hooks write.
+	var slArgs []string
+	if app.dbFlag != "" {
+		slArgs = []string{"--db", engine.AbsPath(app.dbFlag)}
+	}
+	return agentconfig.InstallStatusLine(doc, exe, slArgs...)
 }
 
 // settingsPath is the settings.json of a scope.
