@@ -609,3 +609,190 @@ func TestAgentCodexOfferedClaudeHandoff(t *testing.T) {
 		t.Errorf("no SessionStart receipt offered the handoff")
 	}
 }
+
+// TestAgentFixtures writes the transcripts and hook inputs of real runs to
+// testdata/agents/<agent>-<version>/, for the readers' tests (transcript,
+// engine) to pin each format without npm. It runs only when asked:
+//
+//	LEDGER_AGENTS_FIXTURES=1 go test -run TestAgentFixtures ./cmd/ledger
+//
+// Each session's HOME is rewritten to /home/dev in the files saved, so a
+// new run changes only what the agent changed.
+func TestAgentFixtures(t *testing.T) {
+	if os.Getenv("LEDGER_AGENTS_FIXTURES") == "" {
+		t.Skip("set LEDGER_AGENTS_FIXTURES=1 to rewrite testdata/agents from real runs")
+	}
+	t.Run("claude", func(t *testing.T) {
+		t.Parallel()
+		r := newAgentRig(t, []string{"claude"})
+		r.logHooks(t, "claude")
+		r.script = compacting(agenttest.NewSteps(
+			writeStep(r.proj, "tides.md", "# Tides\n\nHigh tide at 06:12.\n", quiet), textStep("tides.md is written.", quiet),
+			writeStep(r.proj, "b.txt", "b\n", fullOf1M),
+			writeStep(r.proj, "c.txt", "c\n", quiet),
+			textStep("b.txt and c.txt are written.", quiet),
+		), "The user asked for a few files; they are written.") // names none: the audit shows what Claude Code kept besides
+		first := r.runClaude(nil, "Write tides.md with the morning high tide")
+		r.runClaude(nil, "/compact", "--resume", first.SessionID)
+		r.runClaude(nil, "Add b.txt and c.txt", "--resume", first.SessionID)
+		dir := agentFixtureDir(t, agenttest.ClaudeCode)
+		r.saveFixture(t, r.claudeTranscript(first.SessionID), filepath.Join(dir, "session.jsonl"))
+		r.saveFixture(t, filepath.Join(r.home, "hooks.jsonl"), filepath.Join(dir, "hooks.jsonl"))
+	})
+	t.Run("claude-1m", func(t *testing.T) {
+		t.Parallel()
+		r := newAgentRig(t, []string{"claude"})
+		r.script = compacting(agenttest.NewSteps(
+			writeStep(r.proj, "notes.txt", "one million\n", quiet), textStep("notes.txt is written.", quiet),
+		), "unused")
+		out := r.runClaude(nil, "Write notes.txt", "--model", "claude-sonnet-4-5[1m]")
+		r.saveFixture(t, r.claudeTranscript(out.SessionID), filepath.Join(agentFixtureDir(t, agenttest.ClaudeCode), "sonnet-1m.jsonl"))
+	})
+	t.Run("codex", func(t *testing.T) {
+		t.Parallel()
+		r := newAgentRig(t, []string{"codex"})
+		r.logHooks(t, "codex")
+		r.script = compacting(agenttest.NewSteps(
+			writeStep(r.proj, "a.txt", "a\n", overCodex),
+			writeStep(r.proj, "b.txt", "b\n", quiet),
+			writeStep(r.proj, "c.txt", "c\n", overCodex),
+			textStep("a, b and c are written.", quiet),
+		), "The user asked for a.txt, b.txt and c.txt.")
+		r.runCodex("Write a.txt, b.txt and c.txt")
+		rollouts, _ := filepath.Glob(filepath.Join(r.home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+		if len(rollouts) != 1 {
+			t.Fatalf("rollouts: %v, want one", rollouts)
+		}
+		dir := agentFixtureDir(t, agenttest.Codex)
+		r.saveFixture(t, rollouts[0], filepath.Join(dir, "rollout.jsonl"))
+		r.saveFixture(t, filepath.Join(r.home, "hooks.jsonl"), filepath.Join(dir, "hooks.jsonl"))
+	})
+}
+
+// agentFixtureDir is testdata/agents/<name>-<version>.
+func agentFixtureDir(t *testing.T, a agenttest.Agent) string {
+	dir := filepath.Join("..", "..", "testdata", "agents", a.Name+"-"+a.Version)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// logHooks adds a hook to every event ledger hooks that appends its input
+// to $HOME/hooks.jsonl, beside ledger's own.
+func (r *agentRig) logHooks(t *testing.T, agent string) {
+	path := filepath.Join(r.home, ".claude", "settings.json")
+	if agent == "codex" {
+		path = filepath.Join(r.home, ".codex", "hooks.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string][]map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(r.home, "hooks.jsonl")
+	for ev, groups := range doc["hooks"] {
+		doc["hooks"][ev] = append(groups, map[string]any{"matcher": "", "hooks": []map[string]any{
+			{"type": "command", "command": "cat >> " + log + "; echo >> " + log, "timeout": 5}}})
+	}
+	b, _ = json.MarshalIndent(doc, "", "  ")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claudeTranscript is the path of a Claude Code session's transcript.
+func (r *agentRig) claudeTranscript(session string) string {
+	return filepath.Join(r.home, ".claude", "projects", strings.ReplaceAll(r.proj, "/", "-"), session+".jsonl")
+}
+
+// saveFixture copies a file of the rig into testdata with the rig's HOME
+// spelt /home/dev (also in Claude Code's folder names) and the test's
+// ledger binary /usr/local/bin/ledger, its blank lines dropped, and each
+// JSON string longer than fixtureMaxString cut short (the agents' system
+// prompts, tool listings and request snapshots: their shape is the fact,
+// not their words).
+func (r *agentRig) saveFixture(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.ReplaceAll(string(b), ledgerBin, "/usr/local/bin/ledger")
+	s = strings.ReplaceAll(s, r.home, "/home/dev")
+	s = strings.ReplaceAll(s, strings.ReplaceAll(r.home, "/", "-"), "-home-dev")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			max := fixtureMaxString
+			if bulky(l) {
+				max = fixtureCutTo
+			}
+			lines = append(lines, shortenStrings(t, l, max))
+		}
+	}
+	if err := os.WriteFile(to, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d lines)", to, len(lines))
+}
+
+// fixtureMaxString is the longest JSON string a fixture keeps whole
+// (system prompts and tool listings run to tens of thousands of
+// characters; a compaction summary with Codex's prefix to a few hundred);
+// a longer one is cut to fixtureCutTo.
+const (
+	fixtureMaxString = 4000
+	fixtureCutTo     = 300
+)
+
+// bulky tells the lines that copy what an agent sends every request (the
+// system prompt, tool and skill listings, request snapshots): any string
+// in them longer than fixtureCutTo is cut.
+func bulky(line string) bool {
+	for _, kind := range []string{`"type":"api-request-shape"`, `"type":"api-request-blob"`, `"type":"prompt_snapshot"`,
+		`"type":"skill_listing"`, `"type":"agent_listing_delta"`, `"type":"deferred_tools_delta"`, `"type":"session_meta"`} {
+		if strings.Contains(line, kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortenStrings cuts every JSON string literal of line longer than max
+// characters to fixtureCutTo, leaving every other byte as it was (key order, spacing,
+// escapes): the line stays the agent's, only shorter.
+func shortenStrings(t *testing.T, line string, max int) string {
+	var b strings.Builder
+	for i := 0; i < len(line); {
+		if line[i] != '"' {
+			b.WriteByte(line[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(line) && line[j] != '"' {
+			if line[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		lit := line[i:min(j+1, len(line))]
+		i = j + 1
+		var v string
+		if err := json.Unmarshal([]byte(lit), &v); err != nil {
+			t.Fatalf("not a JSON string %.80q: %v", lit, err)
+		}
+		if r := []rune(v); len(r) > max {
+			var enc strings.Builder
+			e := json.NewEncoder(&enc)
+			e.SetEscapeHTML(false)
+			e.Encode(string(r[:fixtureCutTo]) + "…[cut]")
+			lit = strings.TrimSuffix(enc.String(), "\n")
+		}
+		b.WriteString(lit)
+	}
+	return b.String()
+}
