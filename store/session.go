@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentledger/ledger/compact"
 )
 
 // Session is a stored agent session.
@@ -28,10 +30,24 @@ type Session struct {
 	// Host is the machine whose ledger first wrote the session ('' for
 	// sessions written before ledger kept it).
 	Host string `db:"host"`
+	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
+	// agent reports it (Claude Code's cost-state), NULL when it reports
+	// none.
+	CostUSD      sql.NullFloat64 `db:"cost_usd"`
+	LinesAdded   sql.NullInt64   `db:"lines_added"`
+	LinesRemoved sql.NullInt64   `db:"lines_removed"`
+}
+
+// Cost is the session's cost, nil when its agent reports none.
+func (s Session) Cost() *compact.Cost {
+	if !s.CostUSD.Valid {
+		return nil
+	}
+	return &compact.Cost{USD: s.CostUSD.Float64, LinesAdded: s.LinesAdded.Int64, LinesRemoved: s.LinesRemoved.Int64}
 }
 
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
-	started_at, last_at, messages, compactions, tool_calls, host`
+	started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed`
 
 // SessionFilter narrows a session listing.
 type SessionFilter struct {
