@@ -102,6 +102,9 @@ type claudeResult struct {
 	IsError   bool   `json:"is_error"`
 	Result    string `json:"result"`
 	NumTurns  int    `json:"num_turns"`
+	// TotalCostUSD is what Claude Code counts the run (and the session
+	// it resumed) cost.
+	TotalCostUSD float64 `json:"total_cost_usd"`
 	// ModelUsage has the window Claude Code itself counts with.
 	ModelUsage map[string]struct {
 		ContextWindow int64 `json:"contextWindow"`
@@ -185,11 +188,13 @@ func nagged(all []store.HookReceipt) []string {
 
 // sessionRow is one row of `ledger sessions --json`.
 type sessionRow struct {
-	ID          string `json:"id"`
-	Source      string `json:"source"`
-	Project     string `json:"project"`
-	Messages    int64  `json:"messages"`
-	Compactions int64  `json:"compactions"`
+	ID          string   `json:"id"`
+	Source      string   `json:"source"`
+	Project     string   `json:"project"`
+	Messages    int64    `json:"messages"`
+	Compactions int64    `json:"compactions"`
+	CostUSD     *float64 `json:"cost_usd"`
+	LinesAdded  *int64   `json:"lines_added"`
 }
 
 func (r *agentRig) sessions() []sessionRow {
@@ -308,6 +313,9 @@ func TestAgentClaudeToolCall(t *testing.T) {
 	if len(sess) != 1 || sess[0].ID != out.SessionID || sess[0].Source != "claude" || sess[0].Project != r.proj || sess[0].Messages < 4 {
 		t.Fatalf("sessions = %+v, want the one session of %s with its messages", sess, r.proj)
 	}
+	if c := sess[0]; c.CostUSD == nil || *c.CostUSD != out.TotalCostUSD || c.LinesAdded == nil || *c.LinesAdded != 2 {
+		t.Errorf("session cost = %v, lines added %v; want Claude Code's own $%v and the 2 lines its Write added", c.CostUSD, c.LinesAdded, out.TotalCostUSD)
+	}
 	var hits []struct {
 		Role string `json:"role"`
 	}
@@ -349,6 +357,9 @@ func TestAgentClaudeCompactAndResume(t *testing.T) {
 	if c.Source != "hook" || c.Trigger != "manual" || c.HandoffID == nil || c.PreTokens == nil || c.Summary == 0 {
 		t.Errorf("compaction = %+v, want the hook's record (with its handoff) completed by the manual boundary (pre_tokens, summary)", c)
 	}
+	if c.Preserved == 0 {
+		t.Errorf("compaction = %+v: Claude Code 2.1.328's /compact keeps its last messages verbatim, and the audit does not say so", c)
+	}
 	all := r.receipts()
 	pre := receiptsOf(all, "PreCompact")
 	if len(pre) != 1 || !strings.Contains(pre[0].Detail, "written to") {
@@ -357,6 +368,9 @@ func TestAgentClaudeCompactAndResume(t *testing.T) {
 	var compactStart bool
 	for _, x := range receiptsOf(all, "SessionStart") {
 		compactStart = compactStart || strings.Contains(x.Detail, "injected")
+		if strings.Contains(x.Detail, "injected") && x.Outcome != store.OutcomeOK {
+			t.Errorf("SessionStart injected the context, yet its outcome is %q: %s", x.Outcome, x.Detail)
+		}
 	}
 	if !compactStart {
 		t.Errorf("no SessionStart receipt injected the resume context")

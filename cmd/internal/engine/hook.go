@@ -507,6 +507,9 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		md = e.projectHandoffLine(ctx, res.Session) + "\n" + md
 	}
 	r.out = NewSessionStartOutput(md)
+	if r.outcome == store.OutcomeNothing {
+		r.outcome = store.OutcomeOK // its ingest had nothing new, but it injected
+	}
 	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), ShortID(res.Session.ID))
 }
 
