@@ -18,6 +18,14 @@ package transcript
 //	response_item reasoning        an assistant Message with a thinking block
 //	                               (the summary texts)
 //	response_item (other types)    skipped: ghost snapshots and the like
+//	response_item with metadata    skipped: the model's answer to a compaction
+//	  compaction_output (0.169)    request, which the compacted line holds;
+//	                               the token_count after it (that request's
+//	                               own usage) is passed over too
+//	response_item developer        skipped: ledger's own hook output (its
+//	  message from ledger          <ledger-record> fence, its offer of another
+//	                               agent's session), which Codex hands the
+//	                               model as a developer message
 //	compacted                      a Boundary (the compaction itself)
 //	event_msg token_count          Session{Usage, ContextWindow}; an all-zero
 //	                               usage (the compaction's own call) is ignored
@@ -26,7 +34,12 @@ package transcript
 //	event_msg user_message,        skipped: copies of response items
 //	  agent_message,
 //	  agent_reasoning
-//	event_msg (other types)        skipped: task_complete, turn_aborted, ...
+//	event_msg (other types)        skipped: task_complete, turn_aborted,
+//	                               item_completed, thread_settings_applied ...
+//	token_usage_record (0.169)     skipped: each response's usage, which the
+//	                               token_count events carry too
+//	world_state (0.169)            skipped: the settings and instructions in
+//	                               force (turn_context gives the model)
 //	any other type                 skipped: newer Codex line kinds
 //	no type or payload             bad input, counted in Result.Skipped
 //
