@@ -31,8 +31,6 @@ type agentRig struct {
 	home, proj, db   string
 	srv              *agenttest.Server
 	claude, codexBin string
-	// script answers the model's turns; set it before running an agent.
-	script agenttest.Script
 }
 
 // newAgentRig makes the rig for the agents named ("claude", "codex"):
@@ -58,12 +56,7 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 	if out, err := git.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	r.srv = agenttest.NewServer(t, func(req *agenttest.Request) agenttest.Turn {
-		if r.script == nil {
-			return agenttest.Text("no script")
-		}
-		return r.script(req)
-	})
+	r.srv = agenttest.NewServer(t, nil) // each test scripts its runs (SetScript)
 	for _, a := range agents {
 		args := append([]string{"hooks", "install", "--agent", a}, installArgs...)
 		if res := r.ledger(args...); res.code != 0 {
@@ -278,8 +271,8 @@ func compactionFollowers(srv *agenttest.Server, isCompaction func(*agenttest.Req
 func TestAgentClaudeToolCall(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude"})
-	r.script = compacting(agenttest.NewSteps(writeStep(r.proj, "notes.txt", "tidepool notes\n", quiet),
-		textStep("notes.txt is written.", quiet)), "unused")
+	r.srv.SetScript(compacting(agenttest.NewSteps(writeStep(r.proj, "notes.txt", "tidepool notes\n", quiet),
+		textStep("notes.txt is written.", quiet)), "unused"))
 	out := r.runClaude(nil, "Write the tidepool notes to notes.txt")
 
 	if b, err := os.ReadFile(filepath.Join(r.proj, "notes.txt")); err != nil || string(b) != "tidepool notes\n" {
@@ -342,10 +335,10 @@ func TestAgentClaudeToolCall(t *testing.T) {
 func TestAgentClaudeCompactAndResume(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude"})
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
 		textStep("Carrying on from the handoff.", quiet),
-	), "The user asked for tides.md; it is written.")
+	), "The user asked for tides.md; it is written."))
 	first := r.runClaude(nil, "Write tides.md with a Tides heading")
 	r.runClaude(nil, "/compact", "--resume", first.SessionID)
 
@@ -408,12 +401,12 @@ func TestAgentClaudeCompactAndResume(t *testing.T) {
 func TestAgentClaudeAutoCompactTwice(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude"})
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "a.txt", "a\n", fullOf1M),
 		writeStep(r.proj, "b.txt", "b\n", quiet),
 		writeStep(r.proj, "c.txt", "c\n", fullOf1M),
 		textStep("a, b and c are written.", quiet),
-	), "The user asked for a.txt, b.txt and c.txt.")
+	), "The user asked for a.txt, b.txt and c.txt."))
 	out := r.runClaude(nil, "Write a.txt, b.txt and c.txt")
 	if w := out.ModelUsage["claude-opus-5-5"].ContextWindow; w != 1_000_000 {
 		t.Logf("Claude Code counts with a window of %d (modelUsage: %+v)", w, out.ModelUsage)
@@ -458,10 +451,10 @@ func TestAgentClaudeAutoCompactTwice(t *testing.T) {
 func TestAgentClaudeClearModeHeadless(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude"}, "--mode", "clear")
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "a.txt", "a\n", fullOf1M),
 		textStep("a.txt is written.", quiet),
-	), "The user asked for a.txt.")
+	), "The user asked for a.txt."))
 	out := r.runClaude(nil, "Write a.txt")
 	if out.Result != "a.txt is written." {
 		t.Errorf("result = %q, want the model's last answer", out.Result)
@@ -486,15 +479,15 @@ func TestAgentClaudeClearModeHeadless(t *testing.T) {
 func TestAgentClaudeMCPSearch(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude"})
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "plan.md", "use the quokka retry policy\n", quiet), textStep("plan.md is written.", quiet),
-	), "unused")
+	), "unused"))
 	r.runClaude(nil, "Write plan.md: we settled on the quokka retry policy")
 
 	const tool = "mcp__ledger__search"
 	// Claude Code 2.1.328 defers MCP tools: they are offered once the
 	// model loads them with ToolSearch ("select:NAME").
-	r.script = func(req *agenttest.Request) agenttest.Turn {
+	r.srv.SetScript(func(req *agenttest.Request) agenttest.Turn {
 		for _, res := range req.Results() {
 			if strings.Contains(res.Text, "quokka") {
 				return agenttest.Text("The ledger says: quokka.")
@@ -507,7 +500,7 @@ func TestAgentClaudeMCPSearch(t *testing.T) {
 			return agenttest.CallTool("ToolSearch", map[string]any{"query": "select:" + tool})
 		}
 		return agenttest.Text("no search tool was offered")
-	}
+	})
 	cfg := filepath.Join(r.home, "mcp.json")
 	mcp := map[string]any{"mcpServers": map[string]any{"ledger": map[string]any{
 		"command": ledgerBin, "args": []string{"--db", r.db, "mcp"}}}}
@@ -544,12 +537,12 @@ func TestAgentClaudeMCPSearch(t *testing.T) {
 func TestAgentCodexAutoCompactTwice(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"codex"})
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "a.txt", "a\n", overCodex),
 		writeStep(r.proj, "b.txt", "b\n", quiet),
 		writeStep(r.proj, "c.txt", "c\n", overCodex),
 		textStep("a, b and c are written.", quiet),
-	), "The user asked for a.txt, b.txt and c.txt.")
+	), "The user asked for a.txt, b.txt and c.txt."))
 	r.runCodex("Write a.txt, b.txt and c.txt")
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
 		if _, err := os.Stat(filepath.Join(r.proj, f)); err != nil {
@@ -594,16 +587,16 @@ func TestAgentCodexAutoCompactTwice(t *testing.T) {
 func TestAgentCodexOfferedClaudeHandoff(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"claude", "codex"})
-	r.script = compacting(agenttest.NewSteps(
+	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
-	), "unused")
+	), "unused"))
 	first := r.runClaude(nil, "Write tides.md")
 	if res := r.ledger("compact", first.SessionID); res.code != 0 {
 		t.Fatalf("ledger compact: exit %d: %s", res.code, res.stderr)
 	}
 
 	before := len(r.srv.Turns())
-	r.script = agenttest.Always(agenttest.Text("I see the Claude Code session's handoff."))
+	r.srv.SetScript(agenttest.Always(agenttest.Text("I see the Claude Code session's handoff.")))
 	r.runCodex("What was being done here?")
 	turns := r.srv.Turns()
 	if len(turns) <= before {
@@ -640,12 +633,12 @@ func TestAgentFixtures(t *testing.T) {
 		t.Parallel()
 		r := newAgentRig(t, []string{"claude"})
 		r.logHooks(t, "claude")
-		r.script = compacting(agenttest.NewSteps(
+		r.srv.SetScript(compacting(agenttest.NewSteps(
 			writeStep(r.proj, "tides.md", "# Tides\n\nHigh tide at 06:12.\n", quiet), textStep("tides.md is written.", quiet),
 			writeStep(r.proj, "b.txt", "b\n", fullOf1M),
 			writeStep(r.proj, "c.txt", "c\n", quiet),
 			textStep("b.txt and c.txt are written.", quiet),
-		), "The user asked for a few files; they are written.") // names none: the audit shows what Claude Code kept besides
+		), "The user asked for a few files; they are written.")) // names none: the audit shows what Claude Code kept besides
 		first := r.runClaude(nil, "Write tides.md with the morning high tide")
 		r.runClaude(nil, "/compact", "--resume", first.SessionID)
 		r.runClaude(nil, "Add b.txt and c.txt", "--resume", first.SessionID)
@@ -656,9 +649,9 @@ func TestAgentFixtures(t *testing.T) {
 	t.Run("claude-1m", func(t *testing.T) {
 		t.Parallel()
 		r := newAgentRig(t, []string{"claude"})
-		r.script = compacting(agenttest.NewSteps(
+		r.srv.SetScript(compacting(agenttest.NewSteps(
 			writeStep(r.proj, "notes.txt", "one million\n", quiet), textStep("notes.txt is written.", quiet),
-		), "unused")
+		), "unused"))
 		out := r.runClaude(nil, "Write notes.txt", "--model", "claude-sonnet-4-5[1m]")
 		r.saveFixture(t, r.claudeTranscript(out.SessionID), filepath.Join(agentFixtureDir(t, agenttest.ClaudeCode), "sonnet-1m.jsonl"))
 	})
@@ -666,12 +659,12 @@ func TestAgentFixtures(t *testing.T) {
 		t.Parallel()
 		r := newAgentRig(t, []string{"codex"})
 		r.logHooks(t, "codex")
-		r.script = compacting(agenttest.NewSteps(
+		r.srv.SetScript(compacting(agenttest.NewSteps(
 			writeStep(r.proj, "a.txt", "a\n", overCodex),
 			writeStep(r.proj, "b.txt", "b\n", quiet),
 			writeStep(r.proj, "c.txt", "c\n", overCodex),
 			textStep("a, b and c are written.", quiet),
-		), "The user asked for a.txt, b.txt and c.txt.")
+		), "The user asked for a.txt, b.txt and c.txt."))
 		r.runCodex("Write a.txt, b.txt and c.txt")
 		rollouts, _ := filepath.Glob(filepath.Join(r.home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
 		if len(rollouts) != 1 {

@@ -55,8 +55,8 @@ type Server struct {
 	errs     []string     // what could not be answered
 }
 
-// NewServer starts a server answering from script on 127.0.0.1 on a free
-// port. It stops when the test ends; when the test failed, it logs a
+// NewServer starts a server answering from script (nil: set it later with
+// SetScript) on 127.0.0.1 on a free port. It stops when the test ends; when the test failed, it logs a
 // digest of every request it got, and with $LEDGER_AGENTTEST_LOG set to a
 // folder, it writes each request's body there in full (NNN-kind.json).
 func NewServer(t testing.TB, script Script) *Server {
@@ -89,6 +89,15 @@ func NewServer(t testing.TB, script Script) *Server {
 	return s
 }
 
+// SetScript replaces the script the server answers from: a test that runs
+// an agent several times may script each run apart. It is safe while the
+// server is answering (a request in flight finishes with the old script).
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	s.script = script
+	s.mu.Unlock()
+}
+
 // URL is the server's base URL, "http://127.0.0.1:PORT" (no slash at the
 // end; Codex's base_url adds "/v1").
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
@@ -118,7 +127,11 @@ func (s *Server) serve(p protocol, w http.ResponseWriter, hr *http.Request) {
 	if req.Kind == KindTurn {
 		// One request at a time: a script is a story told in order.
 		s.mu.Lock()
-		turn = s.script(req)
+		if s.script != nil {
+			turn = s.script(req)
+		} else {
+			turn = Text("agenttest: no script")
+		}
 		turn.Usage = turn.Usage.orDefault()
 		s.turns[req.Seq] = turn
 		s.mu.Unlock()
