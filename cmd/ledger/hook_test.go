@@ -27,7 +27,6 @@ type auditRow struct {
 	Source    string `json:"source"`
 	HandoffID *int64 `json:"handoff_id"`
 	Summary   int    `json:"summary_tokens"`
-	Preserved int    `json:"preserved_messages"`
 }
 
 func auditRows(t *testing.T, home, db string) []auditRow {

@@ -1,8 +1,8 @@
 // Package agenttest runs real coding agents (Claude Code, Codex CLI) in
 // tests, against a scripted model server of its own: the end-to-end tests
-// in cmd/ledger install the pinned npm packages, give each session a fake
-// HOME with ledger's hooks installed, and assert on what the hooks did,
-// what the ledger holds, and what the model was sent. Only tests import
+// (package e2e, below this one) install the pinned npm packages, give each
+// session a fake HOME with ledger's hooks installed, and assert on what
+// the hooks did, what the ledger holds, and what the model was sent. Only tests import
 // it: it is never linked into the ledger binary (cmd/ledger's
 // TestNothingUnusedLinked checks).
 //

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests against the real agents: Claude Code and Codex CLI at
 // their pinned versions (agenttest.Agents), installed from npm into a
@@ -10,6 +10,7 @@ package main
 // LEDGER_REQUIRE_AGENTS=1 (CI).
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +24,63 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
 )
+
+// ledgerBin is the ledger binary the agents' hooks run, built once.
+var ledgerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ledger-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ledgerBin = filepath.Join(dir, "ledger")
+	build := exec.Command("go", "build", "-o", ledgerBin, "github.com/agentledger/ledger/cmd/ledger")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ledger:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what a ledger command printed, and its exit code.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// execLedger runs the built binary in dir with HOME home and the test's
+// PATH, nothing else of the test's environment.
+func execLedger(t testing.TB, home, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(ledgerBin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run ledger: %v", err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// auditRow is one row of `ledger audit --json`.
+type auditRow struct {
+	Session   string `json:"session"`
+	Trigger   string `json:"trigger"`
+	PreTokens *int64 `json:"pre_tokens"`
+	Source    string `json:"source"`
+	HandoffID *int64 `json:"handoff_id"`
+	Summary   int    `json:"summary_tokens"`
+	Preserved int    `json:"preserved_messages"`
+}
 
 // agentRig is one end-to-end test's world: a fake HOME, a project folder
 // (a git checkout) in it, a ledger database, and a model server.
@@ -74,7 +132,7 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 // ledger runs the built binary on the rig's database, in the project.
 func (r *agentRig) ledger(args ...string) result {
 	r.t.Helper()
-	return execLedger(r.t, r.home, r.proj, "", nil, append([]string{"--db", r.db}, args...)...)
+	return execLedger(r.t, r.home, r.proj, append([]string{"--db", r.db}, args...)...)
 }
 
 // ledgerJSON runs a ledger command and decodes its JSON output into v.
@@ -621,7 +679,7 @@ func TestAgentCodexOfferedClaudeHandoff(t *testing.T) {
 // testdata/agents/<agent>-<version>/, for the readers' tests (transcript,
 // engine) to pin each format without npm. It runs only when asked:
 //
-//	LEDGER_AGENTS_FIXTURES=1 go test -run TestAgentFixtures ./cmd/ledger
+//	LEDGER_AGENTS_FIXTURES=1 go test -run TestAgentFixtures ./cmd/internal/agenttest/e2e
 //
 // Each session's HOME is rewritten to /home/dev in the files saved, so a
 // new run changes only what the agent changed.
@@ -678,7 +736,7 @@ func TestAgentFixtures(t *testing.T) {
 
 // agentFixtureDir is testdata/agents/<name>-<version>.
 func agentFixtureDir(t *testing.T, a agenttest.Agent) string {
-	dir := filepath.Join("..", "..", "testdata", "agents", a.Name+"-"+a.Version)
+	dir := filepath.Join("..", "..", "..", "..", "testdata", "agents", a.Name+"-"+a.Version)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
