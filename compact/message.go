@@ -178,6 +178,28 @@ type Boundary struct {
 	LogicalParentUUID string `json:"logical_parent_uuid,omitempty"`
 	// Summary is the compaction's summary text, when known.
 	Summary string `json:"summary,omitempty"`
+	// Preserved is the part of the conversation a partial compaction kept
+	// verbatim, nil when the summary replaced all of it.
+	Preserved *Preserved `json:"preserved,omitempty"`
+}
+
+// Preserved is the segment of the conversation a compaction kept as it
+// was (Claude Code 2.1.3x's compactMetadata.preservedSegment and
+// preservedMessages): from HeadUUID to TailUUID, the messages just before
+// the compaction, Messages of them.
+type Preserved struct {
+	HeadUUID string `json:"head_uuid"`
+	TailUUID string `json:"tail_uuid"`
+	Messages int    `json:"messages"`
+}
+
+// Cost is what a session cost, as the agent reports it (Claude Code's
+// cost-state record): its spend in US dollars at list prices, and the
+// lines its edits added and removed.
+type Cost struct {
+	USD          float64 `json:"usd"`
+	LinesAdded   int64   `json:"lines_added"`
+	LinesRemoved int64   `json:"lines_removed"`
 }
 
 // NewBoundary returns a Boundary with its fixed type and subtype set.

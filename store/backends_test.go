@@ -59,6 +59,56 @@ func TestBackendContract(t *testing.T) {
 }
 
 var contractCases = []contractCase{
+	{"agent records: cost and preserved segment", func(t *testing.T, s *Store) {
+		// Claude Code 2.1.3x's cost-state (the latest holds) and a partial
+		// compaction's preserved segment, read back alike on both backends;
+		// a session of an agent that reports no cost has none.
+		ctx := context.Background()
+		at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Rollback()
+		for i, c := range []compact.Cost{{USD: 0.0112, LinesAdded: 4}, {USD: 0.2332, LinesAdded: 8, LinesRemoved: 1}} {
+			if err := w.PatchSession(ctx, SessionPatch{ID: "c1", Cost: &c, Time: at.Add(time.Duration(i) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, id := range []string{"m1", "m2", "m3"} {
+			m := compact.Message{UUID: id, SessionID: "c1", Role: compact.RoleUser, Time: at.Add(time.Duration(i) * time.Minute),
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: "text of " + id}}}
+			if _, err := w.AddMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := compact.NewBoundary("c1", "b1", "manual", at.Add(5*time.Minute), 5175, 3152)
+		b.LogicalParentUUID = "m3"
+		b.Preserved = &compact.Preserved{HeadUUID: "m2", TailUUID: "m3", Messages: 2}
+		if _, err := w.AddBoundary(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.PatchSession(ctx, SessionPatch{ID: "x1", Time: at}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := s.Session(ctx, "c1")
+		if c := sess.Cost(); err != nil || c == nil || *c != (compact.Cost{USD: 0.2332, LinesAdded: 8, LinesRemoved: 1}) {
+			t.Errorf("cost of c1 = %+v (%v), want the latest", c, err)
+		}
+		if x, err := s.Session(ctx, "x1"); err != nil || x.Cost() != nil {
+			t.Errorf("cost of x1 = %+v (%v), want none", x.Cost(), err)
+		}
+		comps, err := s.Compactions(ctx, CompactionFilter{SessionID: "c1"})
+		if err != nil || len(comps) != 1 || comps[0].PreservedHead != "m2" || comps[0].PreservedTail != "m3" || comps[0].PreservedMessages != 2 {
+			t.Fatalf("compactions %+v, %v", comps, err)
+		}
+		if text, err := s.PreservedText(ctx, comps[0]); err != nil || text != "text of m2\ntext of m3" {
+			t.Errorf("PreservedText = %q, %v", text, err)
+		}
+	}},
 	{"conversation", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,10 +27,16 @@ type Compaction struct {
 	// message before the cut, which may be absent from the ledger.
 	BoundaryUUID      sql.NullString `db:"boundary_uuid"`
 	LogicalParentUUID string         `db:"logical_parent_uuid"`
+	// PreservedHead and PreservedTail are the first and last message of
+	// the part of the conversation a partial compaction kept verbatim,
+	// PreservedMessages how many messages it kept ('' and 0: none).
+	PreservedHead     string `db:"preserved_head_uuid"`
+	PreservedTail     string `db:"preserved_tail_uuid"`
+	PreservedMessages int64  `db:"preserved_messages"`
 }
 
 const compactionColumns = `id, session_id, at, trigger, pre_tokens, post_tokens, summary, source, handoff_id, tool_calls,
-	boundary_uuid, logical_parent_uuid`
+	boundary_uuid, logical_parent_uuid, preserved_head_uuid, preserved_tail_uuid, preserved_messages`
 
 // CompactionFilter narrows the compaction history.
 type CompactionFilter struct {
@@ -122,6 +129,24 @@ func (s *Store) CutSeq(ctx context.Context, c Compaction) (seq int64, ok bool, e
 		return 0, false, fmt.Errorf("find the cut of compaction %d: %w", c.ID, err)
 	}
 	return v.Int64, v.Valid && v.Int64 >= 0, nil
+}
+
+// PreservedText is the text of the messages a partial compaction kept
+// verbatim (from its preserved head to its tail, the main conversation
+// only), "" when it kept none or the ledger does not hold them.
+func (s *Store) PreservedText(ctx context.Context, c Compaction) (string, error) {
+	if c.PreservedHead == "" || c.PreservedTail == "" {
+		return "", nil
+	}
+	var texts []string
+	err := s.db.SelectContext(ctx, &texts, `SELECT text FROM messages WHERE session_id = ? AND sidechain = 0
+		AND seq BETWEEN (SELECT min(seq) FROM messages WHERE session_id = ? AND uuid = ?)
+		AND (SELECT max(seq) FROM messages WHERE session_id = ? AND uuid = ?) ORDER BY seq`,
+		c.SessionID, c.SessionID, c.PreservedHead, c.SessionID, c.PreservedTail)
+	if err != nil {
+		return "", fmt.Errorf("read what compaction %d kept: %w", c.ID, err)
+	}
+	return strings.Join(texts, "\n"), nil
 }
 
 // Mark sets a one-off marker of a session and reports whether it was not

@@ -45,15 +45,21 @@ type CompactionRecord struct {
 	Trigger   string
 	At        time.Time
 	PreTokens int64 // 0: unknown
-	// LogicalParent is the session's last message when the record was
-	// made: the transcript's compact_boundary names the same message as its
-	// logicalParentUuid, which is how the two are matched.
+	// LogicalParent is the point of the transcript the record was made at:
+	// the session's last message, or the boundary of a compaction that
+	// came right after it (TranscriptPoint). The transcript's
+	// compact_boundary names the same point as its logicalParentUuid,
+	// which is how the two are matched.
 	LogicalParent string
-	// Debounce, when set, makes the record one per compaction: nothing is
-	// written when the session has a record of the same source made less
-	// than Debounce before At that the transcript's compaction has not
-	// completed yet. (Claude Code may fire PreCompact several times, at
-	// once, for one /compact.)
+	// Debounce, when set, makes the record one per compaction. A
+	// compaction is one point of the transcript: nothing is written when
+	// the session has a record of the same source at the same
+	// LogicalParent that the transcript's compaction has not completed yet,
+	// however long ago (Claude Code may fire PreCompact more than once for
+	// one compaction; a record the transcript completed was for a
+	// compaction that happened). Only a record with no LogicalParent (no
+	// message yet) falls back on time: one of the same source made less
+	// than Debounce before At, not completed yet.
 	Debounce time.Duration
 }
 
@@ -100,7 +106,7 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 	defer done()
 	defer tx.Rollback()
 	if rec := h.Record; rec != nil && rec.Debounce > 0 {
-		id, found, err := recentRecord(ctx, tx, h.Doc.Session, rec.Source, rec.At.Add(-rec.Debounce))
+		id, found, err := sameCompaction(ctx, tx, h.Doc.Session, *rec)
 		if err != nil || found {
 			return id, false, err
 		}
@@ -135,21 +141,61 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 	return id, true, nil
 }
 
-// recentRecord finds the session's latest compaction record of source made
-// at or after since and not yet completed by the transcript's compaction,
-// and its handoff. A record the transcript completed was for a compaction
-// that has happened: a PreCompact after it is the next compaction's.
-func recentRecord(ctx context.Context, tx *sqlx.Tx, session, source string, since time.Time) (int64, bool, error) {
+// sameCompaction finds the session's record of the compaction rec is
+// about, and its handoff: one of the same source at the same point of the
+// transcript (rec.LogicalParent), or, for a record of no point, one made
+// less than rec.Debounce before it; either not yet completed by the
+// transcript's compaction (a PreCompact after that is the next
+// compaction's).
+func sameCompaction(ctx context.Context, tx *sqlx.Tx, session string, rec CompactionRecord) (int64, bool, error) {
 	var h sql.NullInt64
-	err := tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
-		WHERE session_id = ? AND source = ? AND at >= ? AND boundary_uuid IS NULL ORDER BY at DESC LIMIT 1`, session, source, since.UTC())
+	var err error
+	if rec.LogicalParent != "" {
+		err = tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
+			WHERE session_id = ? AND source = ? AND logical_parent_uuid = ? AND boundary_uuid IS NULL
+			ORDER BY at DESC, id DESC LIMIT 1`, session, rec.Source, rec.LogicalParent)
+	} else {
+		err = tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
+			WHERE session_id = ? AND source = ? AND at >= ? AND boundary_uuid IS NULL
+			ORDER BY at DESC, id DESC LIMIT 1`, session, rec.Source, rec.At.Add(-rec.Debounce).UTC())
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("find recent %s compaction: %w", source, err)
+		return 0, false, fmt.Errorf("find the %s record of this compaction: %w", rec.Source, err)
 	}
 	return h.Int64, true, nil
+}
+
+// maxBoundaryChain bounds the walk of TranscriptPoint: compactions back to
+// back with no message between them are a handful at most.
+const maxBoundaryChain = 16
+
+// TranscriptPoint is the point of a session's transcript just after its
+// message uuid: that message, or, when compactions came right after it
+// with no message between them (Codex compacting twice in a row), the
+// boundary of the last of those. A compaction made now follows that
+// point, and its boundary will name it as its logical parent.
+func (s *Store) TranscriptPoint(ctx context.Context, session, uuid string) (string, error) {
+	point := uuid
+	for range maxBoundaryChain {
+		if point == "" {
+			return "", nil
+		}
+		var next sql.NullString
+		err := s.db.GetContext(ctx, &next, `SELECT boundary_uuid FROM compactions
+			WHERE session_id = ? AND logical_parent_uuid = ? AND boundary_uuid IS NOT NULL AND boundary_uuid <> ?
+			ORDER BY at DESC, id DESC LIMIT 1`, session, point, point)
+		if errors.Is(err, sql.ErrNoRows) {
+			return point, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("find the transcript point after %s: %w", point, err)
+		}
+		point = next.String
+	}
+	return point, nil
 }
 
 // addCompactionRecord inserts a hook or cli compaction; its tool_calls are

@@ -233,7 +233,8 @@ func (r rescanner) rekeySession(ctx context.Context, tx *sqlx.Tx, pg bool, old, 
 	case have && !merge:
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
 			SELECT ?, source, project, git_branch, title, model, context_window, context_tokens,
-				started_at, last_at, messages, compactions, tool_calls, host FROM sessions WHERE id = ?`, id, o); err != nil {
+				started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed
+			FROM sessions WHERE id = ?`, id, o); err != nil {
 			return fmt.Errorf("copy session: %w", err)
 		}
 	case have && merge:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentledger/ledger/compact"
 )
 
 // Session is a stored agent session.
@@ -28,10 +30,24 @@ type Session struct {
 	// Host is the machine whose ledger first wrote the session ('' for
 	// sessions written before ledger kept it).
 	Host string `db:"host"`
+	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
+	// agent reports it (Claude Code's cost-state), NULL when it reports
+	// none.
+	CostUSD      sql.NullFloat64 `db:"cost_usd"`
+	LinesAdded   sql.NullInt64   `db:"lines_added"`
+	LinesRemoved sql.NullInt64   `db:"lines_removed"`
+}
+
+// Cost is the session's cost, nil when its agent reports none.
+func (s Session) Cost() *compact.Cost {
+	if !s.CostUSD.Valid {
+		return nil
+	}
+	return &compact.Cost{USD: s.CostUSD.Float64, LinesAdded: s.LinesAdded.Int64, LinesRemoved: s.LinesRemoved.Int64}
 }
 
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
-	started_at, last_at, messages, compactions, tool_calls, host`
+	started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed`
 
 // SessionFilter narrows a session listing.
 type SessionFilter struct {
@@ -161,6 +177,18 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 		ids = append(ids, c.ID)
 	}
 	return Session{}, &AmbiguousError{Prefix: idOrPrefix, Candidates: ids}
+}
+
+// SetContextWindow records the model's window the agent stated for a
+// session (Claude Code's status line), when it differs from the one on
+// record. A session the ledger does not hold is left alone.
+func (s *Store) SetContextWindow(ctx context.Context, session string, tokens int64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET context_window = ? WHERE id = ? AND context_window <> ?`,
+		tokens, session, tokens)
+	if err != nil {
+		return fmt.Errorf("set the context window of %s: %w", session, err)
+	}
+	return nil
 }
 
 // Time returns t's time in UTC, or the zero time when t is NULL.

@@ -167,7 +167,7 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 	}
 	defer w.Rollback()
 	patch := SessionPatch{ID: sess.ID, Project: sess.Project, GitBranch: sess.GitBranch, Title: sess.Title,
-		Model: sess.Model, ContextWindow: sess.ContextWindow, Time: Time(sess.StartedAt)}
+		Model: sess.Model, ContextWindow: sess.ContextWindow, Cost: sess.Cost(), Time: Time(sess.StartedAt)}
 	if err := w.PatchSession(ctx, patch); err != nil {
 		return err
 	}
@@ -214,9 +214,13 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 	}
 	for _, c := range comps {
 		if c.BoundaryUUID.Valid {
-			added, err := w.AddBoundary(ctx, compact.Boundary{UUID: c.BoundaryUUID.String, SessionID: id, Time: c.At,
+			b := compact.Boundary{UUID: c.BoundaryUUID.String, SessionID: id, Time: c.At,
 				Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, PostTokens: c.PostTokens.Int64,
-				LogicalParentUUID: c.LogicalParentUUID, Summary: c.Summary})
+				LogicalParentUUID: c.LogicalParentUUID, Summary: c.Summary}
+			if c.PreservedHead != "" {
+				b.Preserved = &compact.Preserved{HeadUUID: c.PreservedHead, TailUUID: c.PreservedTail, Messages: int(c.PreservedMessages)}
+			}
+			added, err := w.AddBoundary(ctx, b)
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,10 @@ type SessionPatch struct {
 	ContextWindow int64
 	// Usage, when set, is the session's latest API usage (Codex token_count).
 	Usage *compact.Usage
-	Time  time.Time
+	// Cost, when set, is the session's cost so far as its agent reports it
+	// (Claude Code's cost-state): it replaces the one on record.
+	Cost *compact.Cost
+	Time time.Time
 }
 
 // Counts is what a write added.
@@ -253,6 +256,10 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 	merge(&st.patch.Model, p.Model)
 	if p.ContextWindow > 0 {
 		st.patch.ContextWindow = p.ContextWindow
+	}
+	if p.Cost != nil {
+		c := *p.Cost
+		st.patch.Cost = &c
 	}
 	st.see(p.Time)
 	if p.Usage != nil {
@@ -600,17 +607,23 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	// boundary yet, made for the same last message or else in the ten
 	// minutes before the boundary (or the minute after); the one with the
 	// same last message first, then the latest.
+	var kept compact.Preserved
+	if b.Preserved != nil {
+		kept = *b.Preserved
+	}
 	res, err := w.tx.ExecContext(ctx, `
 		UPDATE compactions SET boundary_uuid = :boundary, logical_parent_uuid = :parent, trigger = :trigger,
 			pre_tokens = coalesce(:pre, pre_tokens), post_tokens = coalesce(:post, post_tokens),
-			summary = CASE WHEN :summary <> '' THEN :summary ELSE summary END
+			summary = CASE WHEN :summary <> '' THEN :summary ELSE summary END,
+			preserved_head_uuid = :head, preserved_tail_uuid = :tail, preserved_messages = :kept
 		WHERE id = (SELECT id FROM compactions
 			WHERE session_id = :session AND source = 'hook' AND boundary_uuid IS NULL
 				AND ((:parent <> '' AND logical_parent_uuid = :parent) OR at BETWEEN :from AND :to)
 			ORDER BY logical_parent_uuid = :parent DESC, at DESC LIMIT 1)`,
 		sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID), sql.Named("trigger", b.Trigger),
 		sql.Named("pre", pre), sql.Named("post", post), sql.Named("summary", b.Summary), sql.Named("session", b.SessionID),
-		sql.Named("from", at.Add(-hookMatchWindow)), sql.Named("to", at.Add(time.Minute)))
+		sql.Named("from", at.Add(-hookMatchWindow)), sql.Named("to", at.Add(time.Minute)),
+		sql.Named("head", kept.HeadUUID), sql.Named("tail", kept.TailUUID), sql.Named("kept", kept.Messages))
 	if err != nil {
 		return false, fmt.Errorf("complete hook compaction: %w", err)
 	}
@@ -620,11 +633,13 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	}
 	calls := st.toolTotal - st.toolAtLast
 	if _, err := w.tx.ExecContext(ctx, `
-		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
-		VALUES (:session, :boundary, :parent, :at, :trigger, :pre, :post, :summary, 'transcript', :calls)`,
+		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls,
+			preserved_head_uuid, preserved_tail_uuid, preserved_messages)
+		VALUES (:session, :boundary, :parent, :at, :trigger, :pre, :post, :summary, 'transcript', :calls, :head, :tail, :kept)`,
 		sql.Named("session", b.SessionID), sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID),
 		sql.Named("at", at), sql.Named("trigger", b.Trigger), sql.Named("pre", pre), sql.Named("post", post),
-		sql.Named("summary", b.Summary), sql.Named("calls", calls)); err != nil {
+		sql.Named("summary", b.Summary), sql.Named("calls", calls),
+		sql.Named("head", kept.HeadUUID), sql.Named("tail", kept.TailUUID), sql.Named("kept", kept.Messages)); err != nil {
 		return false, fmt.Errorf("insert compaction: %w", err)
 	}
 	st.toolAtLast = st.toolTotal
@@ -707,6 +722,13 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 // range widens, and the counts grow by what was added.
 func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) error {
 	p := st.patch
+	cost := p.Cost
+	if cost == nil {
+		cost = &compact.Cost{}
+	} else {
+		cost = &compact.Cost{USD: cost.USD, LinesAdded: cost.LinesAdded, LinesRemoved: cost.LinesRemoved}
+	}
+	hasCost := p.Cost != nil
 	_, err := w.tx.ExecContext(ctx, `
 		UPDATE sessions SET
 			project = CASE WHEN project = '' AND :project <> '' THEN :project ELSE project END,
@@ -715,6 +737,9 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 			model = CASE WHEN :model <> '' THEN :model ELSE model END,
 			context_window = CASE WHEN :window > 0 THEN :window ELSE context_window END,
 			context_tokens = CASE WHEN :context >= 0 THEN :context ELSE context_tokens END,
+			cost_usd = CASE WHEN :has_cost = 1 THEN :cost ELSE cost_usd END,
+			lines_added = CASE WHEN :has_cost = 1 THEN :added ELSE lines_added END,
+			lines_removed = CASE WHEN :has_cost = 1 THEN :removed ELSE lines_removed END,
 			started_at = CASE WHEN started_at IS NULL OR :started < started_at THEN coalesce(:started, started_at) ELSE started_at END,
 			last_at = CASE WHEN last_at IS NULL OR :last > last_at THEN coalesce(:last, last_at) ELSE last_at END,
 			messages = messages + :messages,
@@ -723,6 +748,8 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 		WHERE id = :id`,
 		sql.Named("project", p.Project), sql.Named("branch", p.GitBranch), sql.Named("title", p.Title),
 		sql.Named("model", p.Model), sql.Named("window", p.ContextWindow), sql.Named("context", st.context),
+		sql.Named("has_cost", hasCost), sql.Named("cost", cost.USD), sql.Named("added", cost.LinesAdded),
+		sql.Named("removed", cost.LinesRemoved),
 		sql.Named("started", nullTime(st.started)), sql.Named("last", nullTime(st.last)),
 		sql.Named("messages", st.added), sql.Named("compactions", st.compactions), sql.Named("tool_calls", st.toolCalls),
 		sql.Named("id", id))

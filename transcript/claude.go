@@ -10,16 +10,22 @@ package transcript
 //	-----------------------------  ---------------------------------------------
 //	user, assistant                a Message (text, thinking, tool_use,
 //	                               tool_result, image blocks); an assistant line
-//	                               also gives Model, ResponseID and Usage; a user
-//	                               line the user did not type is Meta: by its
-//	                               origin.kind, promptSource, turnOrigin,
+//	                               also gives Model, ResponseID and Usage, and
+//	                               Session{ContextWindow} 1M when its
+//	                               requestedModel ends in "[1m]" (2.1.3x); a
+//	                               user line the user did not type is Meta: by
+//	                               its origin.kind, promptSource, turnOrigin,
 //	                               textNotTyped, handedOff or toolUseResult where
 //	                               the build records them, else by its text's
 //	                               prefix (command wrappers, notifications)
 //	user + isCompactSummary        the summary a compaction left: a Message with
 //	                               CompactSummary set, parented to its boundary
-//	system compact_boundary        a Boundary (compactMetadata trigger, preTokens;
-//	                               logicalParentUuid)
+//	system compact_boundary        a Boundary (compactMetadata trigger,
+//	                               preTokens, postTokens; the preservedSegment
+//	                               a partial compaction kept, with the count of
+//	                               preservedMessages; logicalParentUuid, or the
+//	                               preserved tail when there is one: 2.1.3x may
+//	                               name a line it never wrote)
 //	system local_command           a Meta system Message: a slash command the
 //	                               user ran (/model, /mcp) and its stdout; later
 //	                               lines are chained to it
@@ -39,16 +45,29 @@ package transcript
 //	                               popAll gave it back to the input box
 //	attachment queued_command      the same prompt, where attachments are
 //	                               persisted: a user Message, once
-//	attachment (other types)       skipped: reminders, tool listings
+//	attachment (other types)       skipped, links of the uuid chain: hook
+//	                               output (hook_success,
+//	                               hook_additional_context: ledger's own
+//	                               context among them), reminders, files,
+//	                               tool and skill listings, prompt_snapshot
 //	last-prompt                    skipped: a copy of the last user prompt
+//	cost-state                     Session{Cost}: the session's cost and the
+//	                               lines its edits added and removed so far
+//	                               (cumulative across resumes: the latest holds)
+//	api-request                    Session{ContextWindow} 1M when its params
+//	                               carry the 1M beta; nothing else
+//	api-request-shape,             skipped: the request's shape and message
+//	  api-request-blob, tools-used,  blobs (kept for Claude Code's own resume),
+//	  atis-latch, mode               the tools used so far, internal latches,
+//	                               the permission mode
 //	any other type                 skipped: newer Claude Code line kinds
 //	no type, not an object         bad input, counted in Result.Skipped
 //
 // Lines skipped on purpose that have a uuid (progress, stop_hook_summary,
-// turn_duration) are still links of the uuid chain: Claude Code parents the
-// next message to them. The reader remembers each one's nearest used
-// ancestor and parents messages (and a boundary's logical parent) to that,
-// so the chain the store sees has no gaps. Every line's sessionId, cwd and
+// turn_duration, attachments) are still links of the uuid chain: Claude
+// Code parents the next message to them. The reader remembers each one's
+// nearest used ancestor and parents messages (and a boundary's logical
+// parent) to that, so the chain the store sees has no gaps. Every line's sessionId, cwd and
 // gitBranch feed the session facts the reader emits when they change.
 
 import (
@@ -90,6 +109,12 @@ type claudeLine struct {
 	// not type; toolUseResult marks a tool's result.
 	Origin, PromptSource, TurnOrigin string
 	NotTyped, ToolUseResult          bool
+	// RequestedModel is the model an assistant line was asked of, as the
+	// user named it ("claude-sonnet-4-5[1m]"); read leniently.
+	RequestedModel string
+	Params         []byte // raw: api-request lines
+	// Cost fields of cost-state lines, raw.
+	TotalCostUSD, TotalLinesAdded, TotalLinesRemoved []byte
 	// Payload marks a Codex line, which is not a Claude record.
 	Payload bool
 	// Bad names the first field of an unexpected JSON type.
@@ -173,6 +198,16 @@ func decodeClaudeLine(data []byte, l *claudeLine) string {
 			}
 		case "toolUseResult":
 			l.ToolUseResult = string(v) != "null"
+		case "requestedModel":
+			l.RequestedModel, _ = asString(v)
+		case "params":
+			l.Params = v
+		case "totalCostUSD":
+			l.TotalCostUSD = v
+		case "totalLinesAdded":
+			l.TotalLinesAdded = v
+		case "totalLinesRemoved":
+			l.TotalLinesRemoved = v
 		case "payload":
 			l.Payload = string(v) != "null"
 		}
@@ -319,7 +354,8 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 			return "malformed claude record (" + l.Bad + ")", nil
 		}
 		// A line kind the reader skips anyway, with a field shaped unlike
-		// the ones it knows: not bad input.
+		// the ones it knows: not bad input, and still a link of the chain.
+		p.skipLink(&l)
 		return "", nil
 	}
 
@@ -349,6 +385,18 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 	switch l.Type {
 	case "user", "assistant":
 		rec.Message = p.message(&l, &msg, blocks, data)
+		if strings.HasSuffix(strings.ToLower(l.RequestedModel), "[1m]") {
+			p.window(&rec, compact.Context1M)
+		}
+	case "api-request":
+		p.apiRequest(&rec, &l)
+	case "cost-state":
+		if c, ok := claudeCost(&l); ok {
+			if rec.Session == nil {
+				rec.Session = &SessionInfo{ID: p.st.SessionID}
+			}
+			rec.Session.Cost = &c
+		}
 	case "system":
 		switch l.Subtype {
 		case "compact_boundary":
@@ -361,7 +409,13 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 	case "queue-operation":
 		rec.Message = p.queueOperation(&l, data)
 	case "attachment":
-		rec.Message = p.attachment(&l, data)
+		// Most attachments are Claude Code's own context (hook output,
+		// files, reminders, tool listings), not conversation, yet links of
+		// the chain: a compact_boundary's logicalParentUuid often names
+		// the hook_additional_context that followed the last message.
+		if rec.Message = p.attachment(&l, data); rec.Message == nil {
+			p.skipLink(&l)
+		}
 	case "summary":
 		if p.st.SessionID == "" {
 			// No session yet: hold the title for the first line that names one.
@@ -379,6 +433,51 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 		return "", nil
 	}
 	return "", p.fn(rec)
+}
+
+// window states the session's window in rec.
+func (p *claudeParser) window(rec *Record, tokens int64) {
+	if rec.Session == nil {
+		rec.Session = &SessionInfo{ID: p.st.SessionID}
+	}
+	rec.Session.ContextWindow = tokens
+}
+
+// apiRequest reads the window an api-request line states: its params name
+// the model and the betas the request carried, and the 1M beta opens the
+// window of the models that take it.
+func (p *claudeParser) apiRequest(rec *Record, l *claudeLine) {
+	var model string
+	var betas []string
+	fieldsOf(l.Params, func(k, v []byte) {
+		switch key(k) {
+		case "model":
+			model, _ = asString(v)
+		case "betas":
+			elemsOf(v, func(v []byte) {
+				if b, ok := asString(v); ok {
+					betas = append(betas, b)
+				}
+			})
+		}
+	})
+	if w := compact.ContextLimit(model, betas); w.FromAgent {
+		p.window(rec, w.Tokens)
+	}
+}
+
+// claudeCost reads a cost-state line; ok is false when its cost is not a
+// number (Claude Code itself drops such a record).
+func claudeCost(l *claudeLine) (compact.Cost, bool) {
+	var c compact.Cost
+	usd, err := strconv.ParseFloat(string(l.TotalCostUSD), 64)
+	if err != nil || usd < 0 {
+		return c, false
+	}
+	c.USD = usd
+	c.LinesAdded, _ = asInt(l.TotalLinesAdded)
+	c.LinesRemoved, _ = asInt(l.TotalLinesRemoved)
+	return c, true
 }
 
 // session returns the session facts of l when they differ from what this
@@ -507,8 +606,18 @@ func (p *claudeParser) localCommand(l *claudeLine, data []byte) *compact.Message
 }
 
 func (p *claudeParser) boundary(l *claudeLine, data []byte) *compact.Boundary {
-	var trigger string
-	var pre int64
+	var trigger, head, tail string
+	var pre, post int64
+	kept := -1
+	tokens := func(v []byte) int64 {
+		if n, ok := asInt(v); ok {
+			return n
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return int64(f)
+		}
+		return 0
+	}
 	fieldsOf(l.CompactMetadata, func(k, v []byte) {
 		switch key(k) {
 		case "trigger":
@@ -517,11 +626,25 @@ func (p *claudeParser) boundary(l *claudeLine, data []byte) *compact.Boundary {
 				trigger = string(v) // a number (or a boolean) as its text
 			}
 		case "preTokens":
-			if n, ok := asInt(v); ok {
-				pre = n
-			} else if f, err := strconv.ParseFloat(string(v), 64); err == nil {
-				pre = int64(f)
-			}
+			pre = tokens(v)
+		case "postTokens":
+			post = tokens(v)
+		case "preservedSegment":
+			fieldsOf(v, func(k, v []byte) {
+				switch key(k) {
+				case "headUuid":
+					head, _ = asString(v)
+				case "tailUuid":
+					tail, _ = asString(v)
+				}
+			})
+		case "preservedMessages":
+			fieldsOf(v, func(k, v []byte) {
+				if key(k) == "uuids" {
+					kept = 0
+					elemsOf(v, func([]byte) { kept++ })
+				}
+			})
 		}
 	})
 	uuid := l.UUID
@@ -532,8 +655,16 @@ func (p *claudeParser) boundary(l *claudeLine, data []byte) *compact.Boundary {
 	if sid == "" {
 		sid = p.st.SessionID
 	}
-	b := compact.NewBoundary(sid, uuid, trigger, parseTime(l.Timestamp), pre, 0)
-	b.LogicalParentUUID = p.st.carry().aliases.resolve(l.LogicalParentUUID)
+	b := compact.NewBoundary(sid, uuid, trigger, parseTime(l.Timestamp), pre, post)
+	aliases := &p.st.carry().aliases
+	b.LogicalParentUUID = aliases.resolve(l.LogicalParentUUID)
+	if head != "" && tail != "" {
+		// The segment kept ends with the last line before the compaction:
+		// the logical parent, which 2.1.328 may name by a line it never
+		// wrote (a hook's context it held in memory only).
+		b.Preserved = &compact.Preserved{HeadUUID: aliases.resolve(head), TailUUID: aliases.resolve(tail), Messages: max(kept, 0)}
+		b.LogicalParentUUID = b.Preserved.TailUUID
+	}
 	p.st.LastUUID = uuid
 	return &b
 }

@@ -18,6 +18,14 @@ package transcript
 //	response_item reasoning        an assistant Message with a thinking block
 //	                               (the summary texts)
 //	response_item (other types)    skipped: ghost snapshots and the like
+//	response_item with metadata    skipped: the model's answer to a compaction
+//	  compaction_output (0.169)    request, which the compacted line holds;
+//	                               the token_count after it (that request's
+//	                               own usage) is passed over too
+//	response_item developer        skipped: ledger's own hook output (its
+//	  message from ledger          <ledger-record> fence, its offer of another
+//	                               agent's session), which Codex hands the
+//	                               model as a developer message
 //	compacted                      a Boundary (the compaction itself)
 //	event_msg token_count          Session{Usage, ContextWindow}; an all-zero
 //	                               usage (the compaction's own call) is ignored
@@ -26,7 +34,12 @@ package transcript
 //	event_msg user_message,        skipped: copies of response items
 //	  agent_message,
 //	  agent_reasoning
-//	event_msg (other types)        skipped: task_complete, turn_aborted, ...
+//	event_msg (other types)        skipped: task_complete, turn_aborted,
+//	                               item_completed, thread_settings_applied ...
+//	token_usage_record (0.169)     skipped: each response's usage, which the
+//	                               token_count events carry too
+//	world_state (0.169)            skipped: the settings and instructions in
+//	                               force (turn_context gives the model)
 //	any other type                 skipped: newer Codex line kinds
 //	no type or payload             bad input, counted in Result.Skipped
 //
@@ -49,6 +62,12 @@ type codexLine struct {
 	Timestamp timeText      `json:"timestamp"`
 	Type      string        `json:"type"`
 	Payload   *codexPayload `json:"payload"`
+	// Metadata is 0.16x's metadata of a response item.
+	Metadata *struct {
+		// CompactionOutput marks the model's answer to a compaction
+		// request: the summary, which the compacted line holds too.
+		CompactionOutput bool `json:"compaction_output"`
+	} `json:"metadata"`
 }
 
 // codexPayload holds the fields of every payload type the reader uses;
@@ -115,6 +134,11 @@ var codexMetaPrefixes = []string{
 	"<skill",
 }
 
+// ledgerOutputPrefixes start the context ledger's own hooks give an
+// agent: the recorded-data fence around a resume, and the one-line offer
+// of another agent's session. It is ledger's, not conversation.
+var ledgerOutputPrefixes = []string{`<ledger-record source="ledger"`, "ledger: this project's latest work is"}
+
 // codexUsed reports whether the reader uses lines of type t with payload
 // type pt.
 func codexUsed(t, pt string) bool {
@@ -180,6 +204,13 @@ func (p *codexParser) line(data []byte, lineNo int, off int64) (string, error) {
 	case "event_msg":
 		rec.Session = p.event(pl)
 	case "response_item":
+		if l.Metadata != nil && l.Metadata.CompactionOutput {
+			// The compaction's own answer: the summary, which the
+			// compacted line carries; and the token_count after it is the
+			// compaction request's, not the conversation's.
+			p.st.carry().compacting = true
+			return "", nil
+		}
 		m, reason := p.item(pl, data)
 		if m == nil {
 			return reason, nil
@@ -209,8 +240,10 @@ func (p *codexParser) event(pl *codexPayload) *SessionInfo {
 		}
 		info := &SessionInfo{ID: p.st.SessionID, ContextWindow: pl.Info.ModelContextWindow}
 		// Codex counts cached tokens inside input_tokens: split them out so
-		// that Usage.ContextTokens() is input_tokens again.
-		if u := pl.Info.LastTokenUsage; u != nil && u.InputTokens > 0 {
+		// that Usage.ContextTokens() is input_tokens again. The usage of a
+		// compaction request (between its answer and the compacted line)
+		// is not the conversation's context.
+		if u := pl.Info.LastTokenUsage; u != nil && u.InputTokens > 0 && !p.st.carry().compacting {
 			info.Usage = &compact.Usage{
 				InputTokens:          u.InputTokens - u.CachedInputTokens,
 				CacheReadInputTokens: u.CachedInputTokens,
@@ -235,6 +268,9 @@ func (p *codexParser) item(pl *codexPayload, data []byte) (*compact.Message, str
 		var ok bool
 		if m, ok = p.message(pl); !ok {
 			return nil, "malformed codex record (payload.content)"
+		}
+		if m == nil {
+			return nil, ""
 		}
 	case "function_call":
 		m = p.newMessage(compact.RoleAssistant, compact.Block{Kind: compact.BlockToolUse,
@@ -298,6 +334,10 @@ func (p *codexParser) message(pl *codexPayload) (m *compact.Message, ok bool) {
 			blocks = append(blocks, compact.Block{Kind: compact.BlockText, Text: "[" + part.Type + "]"})
 		}
 	}
+	if (pl.Role == "developer" || pl.Role == "system") && len(blocks) > 0 && blocks[0].Kind == compact.BlockText &&
+		hasAnyPrefix(blocks[0].Text, ledgerOutputPrefixes) {
+		return nil, true // ledger's own hook output, which Codex hands the model as a developer message
+	}
 	m = p.newMessage(compact.Role(pl.Role), blocks...)
 	switch pl.Role {
 	case "developer", "system":
@@ -325,7 +365,7 @@ func (p *codexParser) boundary(pl *codexPayload, data []byte, at time.Time) *com
 	b.LogicalParentUUID = p.st.LastUUID
 	b.Summary = rawText(pl.Message)
 	p.st.LastUUID = uuid
-	c.userCompact = false
+	c.userCompact, c.compacting = false, false
 	return &b
 }
 

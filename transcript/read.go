@@ -274,6 +274,9 @@ func isTypeError(err error) bool {
 type carry struct {
 	aliases     aliasCache
 	userCompact bool
+	// compacting is set between a Codex compaction's answer and its
+	// compacted line (whose token_count is the compaction request's).
+	compacting bool
 	// queued are prompts enqueued and not yet seen delivered; delivered
 	// the latest prompts emitted from the queue, so that a prompt a build
 	// records twice (remove and attachment) is one message. Both are only
@@ -409,6 +412,7 @@ type stateJSON struct {
 	statePlain
 	Links       [][2]string  `json:"links,omitempty"`
 	UserCompact bool         `json:"userCompact,omitempty"`
+	Compacting  bool         `json:"compacting,omitempty"`
 	Queued      []string     `json:"queued,omitempty"`
 	Delivered   []string     `json:"delivered,omitempty"`
 	Gemini      *geminiCarry `json:"gemini,omitempty"`
@@ -424,7 +428,7 @@ func (st State) MarshalJSON() ([]byte, error) {
 	v := stateJSON{statePlain: statePlain(st)}
 	if st.c != nil {
 		v.Links = st.c.aliases.tail(carriedLinks)
-		v.UserCompact = st.c.userCompact
+		v.UserCompact, v.Compacting = st.c.userCompact, st.c.compacting
 		v.Queued, v.Delivered = st.c.queued, st.c.delivered
 		if g := st.c.gemini; len(g.Parents) > 0 || g.Snapshot != "" {
 			v.Gemini = &g
@@ -441,12 +445,12 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	}
 	*st = State(v.statePlain)
 	st.c = nil
-	if len(v.Links) > 0 || v.UserCompact || len(v.Queued) > 0 || len(v.Delivered) > 0 || v.Gemini != nil {
+	if len(v.Links) > 0 || v.UserCompact || v.Compacting || len(v.Queued) > 0 || len(v.Delivered) > 0 || v.Gemini != nil {
 		c := st.carry()
 		if v.Gemini != nil {
 			c.gemini = *v.Gemini
 		}
-		c.userCompact = v.UserCompact
+		c.userCompact, c.compacting = v.UserCompact, v.Compacting
 		c.queued, c.delivered = v.Queued, v.Delivered
 		for _, l := range v.Links {
 			c.aliases.set(l[0], l[1])
@@ -459,16 +463,16 @@ func (st *State) UnmarshalJSON(b []byte) error {
 // stateSnapshot is what reading one line may change in a State, except
 // the alias cache, where reading a line again adds the same entries.
 type stateSnapshot struct {
-	st                State
-	userCompact       bool
-	queued, delivered []string
-	gemini            geminiCarry
+	st                      State
+	userCompact, compacting bool
+	queued, delivered       []string
+	gemini                  geminiCarry
 }
 
 func (st *State) snapshot() stateSnapshot {
 	s := stateSnapshot{st: *st}
 	if st.c != nil {
-		s.userCompact = st.c.userCompact
+		s.userCompact, s.compacting = st.c.userCompact, st.c.compacting
 		// The carry's lists are never written in place (see carry), so
 		// keeping the slices keeps their contents.
 		s.queued, s.delivered = st.c.queued, st.c.delivered
@@ -480,7 +484,7 @@ func (st *State) snapshot() stateSnapshot {
 func (st *State) restore(s stateSnapshot) {
 	*st = s.st
 	if st.c != nil {
-		st.c.userCompact = s.userCompact
+		st.c.userCompact, st.c.compacting = s.userCompact, s.compacting
 		st.c.queued, st.c.delivered = s.queued, s.delivered
 		st.c.gemini = s.gemini
 	}

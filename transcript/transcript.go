@@ -31,12 +31,16 @@ type SessionInfo struct {
 	Title     string
 	Model     string
 	// ContextWindow is the model's window when the transcript states it
-	// (Codex model_context_window).
+	// (Codex model_context_window; Claude Code's requestedModel "[1m]" or
+	// the 1M beta of its api-request records).
 	ContextWindow int64
 	// Usage is the latest token usage the transcript reports at session
 	// level (Codex token_count last_token_usage).
 	Usage *compact.Usage
-	Time  time.Time
+	// Cost is the session's cost so far, when the transcript states it
+	// (Claude Code's cost-state; the latest one holds).
+	Cost *compact.Cost
+	Time time.Time
 }
 
 // Record is what one transcript line yields. At most one of Message and

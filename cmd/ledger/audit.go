@@ -92,15 +92,24 @@ func printAudit(w io.Writer, rows []engine.AuditRow) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tTOOL CALLS")
+	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tKEPT\tTOOL CALLS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", humanTime(time.Time(r.At)), engine.ShortID(r.Session), r.Trigger,
-			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\n", humanTime(time.Time(r.At)), engine.ShortID(r.Session), r.Trigger,
+			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, keptText(r.PreservedMessages), r.ToolCalls)
 	}
 	tw.Flush()
 	tot := engine.Totals(rows)
 	fmt.Fprintf(w, "\n%d compactions · median pre_tokens %s · median tool calls between compactions %s\n",
 		tot.Compactions, optInt(tot.MedianPreTokens), optInt(tot.MedianToolCalls))
+}
+
+// keptText is how many messages a partial compaction kept verbatim, "-"
+// for none.
+func keptText(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d msgs", n)
 }
 
 func optInt(p *int64) string {
@@ -135,6 +144,9 @@ func printLoss(w io.Writer, reports []engine.Loss) {
 		}
 		fmt.Fprintf(w, "compaction %d · %s · %s · %s · %s tokens before · cut after %d messages\n", l.Compaction,
 			engine.ShortID(l.Session), humanTime(time.Time(l.At)), l.Trigger, optInt(l.PreTokens), l.CutMessages)
+		if l.PreservedMessages > 0 {
+			fmt.Fprintf(w, "a partial compaction: besides the summary, the agent kept its last %d messages verbatim (counted as kept)\n", l.PreservedMessages)
+		}
 		hname := "ledger handoff (extracted at the cut)"
 		if l.Handoff.ID != nil {
 			hname = fmt.Sprintf("ledger handoff %d", *l.Handoff.ID)

@@ -12,6 +12,8 @@ import (
 //
 //   - The Anthropic SDK: the CLI never calls an LLM (compact/anthropic is
 //     apart for that).
+//   - agenttest: the scripted model server and agent runner of the
+//     end-to-end tests, test code only.
 //   - gitleaks and what its config package brings (viper and its decoders,
 //     zerolog, an Aho-Corasick trie): store/secrets has gitleaks' rules as
 //     generated Go data (+0.3 ms and 2 MB for the config package alone).
@@ -27,6 +29,7 @@ func TestNothingUnusedLinked(t *testing.T) {
 	banned := []string{
 		"github.com/anthropics",
 		"github.com/agentledger/ledger/compact/anthropic",
+		"github.com/agentledger/ledger/cmd/internal/agenttest",
 		"github.com/zricethezav/gitleaks/v8",
 		"github.com/spf13/viper",
 		"github.com/rs/zerolog",

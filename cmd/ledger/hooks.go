@@ -127,6 +127,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		if note := agentInstallNote(opts, path); note != "" {
 			fmt.Fprintln(app.Stdout, note)
 		}
+		if opts.Agent == "claude" && opts.Mode == "clear" && !opts.StatusLine {
+			fmt.Fprintln(app.Stdout, clearWindowNote)
+		}
 	default:
 		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
 	}
@@ -183,7 +186,13 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 	if err != nil || !opts.StatusLine {
 		return doc, err
 	}
-	return agentconfig.InstallStatusLine(doc, exe)
+	// The status line reads (and records the window Claude Code states
+	// in) the ledger the hooks write.
+	var slArgs []string
+	if app.dbFlag != "" {
+		slArgs = []string{"--db", engine.AbsPath(app.dbFlag)}
+	}
+	return agentconfig.InstallStatusLine(doc, exe, slArgs...)
 }
 
 // settingsPath is the settings.json of a scope.
@@ -200,6 +209,11 @@ func settingsPath(app *App, scope string) (string, error) {
 	}
 	return agentconfig.ClaudeSettingsPath(scope, home, wd)
 }
+
+// clearWindowNote: clear mode asks for a handoff at 80% of the model's
+// window only when the agent stated it, which Claude Code does in its
+// status line alone (ledger never acts on a window it guesses).
+const clearWindowNote = "Clear mode asks the agent for a handoff at 80% of the model's window, which Claude Code states only to its status line: add --statusline so that ledger learns it (until then, only its own compactions are handed off)."
 
 // codexTrustNote is what Codex needs after an install: it skips new or
 // changed hooks until the user trusts them.

@@ -30,7 +30,8 @@ func newSessionsCmd(app *App) *cobra.Command {
 		Short: "List sessions, newest activity first",
 		Long: `List the sessions in the ledger, newest activity first, with their source
 (the agent: claude, codex, gemini, qwen, copilot), project folder, title,
-message and compaction counts.`,
+message and compaction counts, and the cost its agent reports (Claude Code:
+dollars at list prices, lines its edits added and removed; "-" for none).`,
 		Example: `  ledger sessions --limit 10
   ledger sessions --project . --json
   ledger sessions --host build-runner-3   # one machine's, on a team ledger
@@ -73,10 +74,10 @@ func printSessions(w io.Writer, list []store.Session) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tPROJECT\tTITLE")
+	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tCOST\tPROJECT\tTITLE")
 	for _, x := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
-			x.Messages, x.Compactions, x.Project, handoff.Shorten(x.Title, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
+			x.Messages, x.Compactions, engine.CostText(x.Cost()), x.Project, handoff.Shorten(x.Title, 60))
 	}
 	tw.Flush()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store"
 )
 
 type statuslineOptions struct {
@@ -80,6 +81,45 @@ func runStatusline(ctx context.Context, app *App, opts *statuslineOptions) {
 		}
 	}
 	fmt.Fprintln(app.Stdout, line)
+	if raw != nil {
+		learnStatusWindow(ctx, app, raw)
+	}
+}
+
+// statusLearnWait bounds the recording of a window the status line
+// states: once per session (and model change), after the line is out.
+const statusLearnWait = time.Second
+
+// learnStatusWindow records the model's window the status-line input
+// states for its session (context_window.context_window_size) when the
+// ledger holds another: Claude Code states it nowhere else ledger reads,
+// and the hooks tell the agent its context is filling only against a
+// window the agent stated. A ledger not there yet is not created, and a
+// session it does not hold yet is left for a later status line.
+func learnStatusWindow(ctx context.Context, app *App, raw []byte) {
+	session, tokens := engine.StatusWindow(raw)
+	if session == "" || tokens <= 0 {
+		return
+	}
+	path, err := app.DBPath()
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(path); err != nil && !store.IsURL(path) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusLearnWait)
+	defer cancel()
+	read := engine.New(app.openStore, engine.Options{})
+	defer read.Close()
+	if have, err := read.WindowOnRecord(ctx, session); err != nil || have == tokens {
+		return
+	}
+	write := engine.New(func(ctx context.Context) (*store.Store, error) {
+		return store.Open(ctx, path, app.serverOptions(path)...)
+	}, engine.Options{})
+	defer write.Close()
+	write.LearnWindow(store.WithLockDeadline(ctx, time.Now().Add(statusLearnWait/2)), session, tokens)
 }
 
 // readStatusInput is the status-line JSON, nil when none came in time.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,5 +164,51 @@ func BenchmarkStatusline(b *testing.B) {
 		if !strings.Contains(r.stdout, "handoff ") || strings.Contains(r.stdout, "no handoff") {
 			b.Fatalf("line %q", r.stdout)
 		}
+	}
+}
+
+// TestStatuslineLearnsTheWindow: the status line installed with --db runs
+// on that ledger, and records the window Claude Code states in its input
+// (context_window.context_window_size) for the session, which the meter
+// then counts against as the agent's own figure.
+func TestStatuslineLearnsTheWindow(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
+	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
+	if r := runBin(t, home, "", "--db", db, "ingest", src); r.code != 0 {
+		t.Fatalf("ingest: %s", r.stderr)
+	}
+	meter := func() engine.Meter {
+		t.Helper()
+		r := runBin(t, home, "", "--db", db, "meter", session, "--json")
+		var m engine.Meter
+		decodeJSON(t, r.stdout, &m)
+		return m
+	}
+	if m := meter(); m.LimitFromAgent {
+		t.Fatalf("before the status line: %+v, want a window not from the agent", m)
+	}
+	if r := runBin(t, home, "", "--db", db, "hooks", "install", "--statusline"); r.code != 0 {
+		t.Fatalf("install: %s", r.stderr)
+	}
+	cmd := readSettings(t, filepath.Join(home, ".claude", "settings.json"))["statusLine"].(map[string]any)["command"].(string)
+	if !strings.Contains(cmd, " statusline --db "+db) {
+		t.Fatalf("status line command %q does not name the ledger it was installed for", cmd)
+	}
+	input := strings.Replace(statusFixture(t, "current.json"), "00893aaf-19fa-41d2-8238-13269b9b3ca0", session, 1)
+	input = strings.Replace(input, `"context_window_size": 200000`, `"context_window_size": 1000000`, 1)
+	if !strings.Contains(input, `"context_window_size": 1000000`) {
+		t.Fatalf("the fixture's window was not replaced: %s", input)
+	}
+	sh := exec.Command("sh", "-c", cmd)
+	sh.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	sh.Stdin = strings.NewReader(input)
+	if out, err := sh.Output(); err != nil || !strings.Contains(string(out), "/1.0M") {
+		t.Fatalf("status line prints %q (%v)", out, err)
+	}
+	if m := meter(); !m.LimitFromAgent || m.LimitTokens != 1_000_000 {
+		t.Errorf("after the status line: %d tokens, from agent %v (%s); want the 1,000,000 it stated", m.LimitTokens, m.LimitFromAgent, m.LimitSource)
 	}
 }

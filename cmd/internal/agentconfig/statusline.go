@@ -24,13 +24,17 @@ func IsLedgerStatusLine(command string) bool {
 }
 
 // StatusLineCommand is ledger's status line command: the binary at exe
-// (absolute) running `statusline`, chaining the command chain ("" for
-// none), each word quoted for sh where it needs it.
-func StatusLineCommand(exe, chain string) string {
+// (absolute) running `statusline` with args (--db PATH: the ledger the
+// hooks write), chaining the command chain ("" for none), each word
+// quoted for sh where it needs it.
+func StatusLineCommand(exe, chain string, args ...string) string {
 	if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
 	c := shellQuote(exe) + " statusline"
+	for _, a := range args {
+		c += " " + shellQuote(a)
+	}
 	if chain != "" {
 		c += " --chain " + shellQuote(chain)
 	}
@@ -52,8 +56,9 @@ func chainOf(command string) string {
 // status line the user already has (a command that is not ledger's) is
 // chained: ledger's runs it and shows its line first, and uninstall puts
 // it back. Only the statusLine command changes; its other keys (padding,
-// refreshInterval) stay. exe is the ledger binary.
-func InstallStatusLine(settings []byte, exe string) ([]byte, error) {
+// refreshInterval) stay. exe is the ledger binary, args the flags it runs
+// statusline with (--db PATH).
+func InstallStatusLine(settings []byte, exe string, args ...string) ([]byte, error) {
 	doc := settings
 	if len(bytes.TrimSpace(doc)) == 0 {
 		doc = []byte("{}\n")
@@ -64,7 +69,7 @@ func InstallStatusLine(settings []byte, exe string) ([]byte, error) {
 	}
 	sl := r.Get("statusLine")
 	if !sl.Exists() {
-		return insert(doc, styleOf(doc, r), "", "statusLine", statusLine{Type: "command", Command: StatusLineCommand(exe, "")})
+		return insert(doc, styleOf(doc, r), "", "statusLine", statusLine{Type: "command", Command: StatusLineCommand(exe, "", args...)})
 	}
 	cmd := sl.Get("command")
 	if !sl.IsObject() || sl.Get("type").String() != "command" || cmd.Type != gjson.String {
@@ -74,7 +79,7 @@ func InstallStatusLine(settings []byte, exe string) ([]byte, error) {
 	if IsLedgerStatusLine(chain) {
 		chain = chainOf(chain)
 	}
-	return setString(doc, cmd, StatusLineCommand(exe, chain)), nil
+	return setString(doc, cmd, StatusLineCommand(exe, chain, args...)), nil
 }
 
 // UninstallStatusLine returns settings without ledger's status line: the

@@ -153,7 +153,7 @@ func codexSessionMeta(path string) codexMeta {
 }
 
 // stopClear is clear mode at Stop: once the context passes the threshold
-// (80% of the window), it asks the agent to write a handoff (`ledger
+// (80% of a window the agent stated: never on ledger's guess), it asks the agent to write a handoff (`ledger
 // compact`) and the user to /clear, by blocking the stop once. It never
 // blocks what clearSkip names, a session at its hard limit (95%: the
 // agent has no room left to do it), or a second time for one threshold
@@ -176,6 +176,9 @@ func (e *Engine) stopClear(ctx context.Context, in HookInput, o HookOptions, c h
 	b := compact.Budget{ContextLimit: win.Tokens, MessageTokens: sess.ContextTokens}
 	pct := 100 * float64(sess.ContextTokens) / float64(max(win.Tokens, 1))
 	switch {
+	case !win.FromAgent:
+		r.note("clear mode: no block, the model's window is not known from the agent (%s)", win.Source)
+		return
 	case !b.ShouldCompact():
 		r.note("clear mode: no block, the context is %.0f%% full (under the threshold)", pct)
 		return

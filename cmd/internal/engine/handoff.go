@@ -18,9 +18,9 @@ import (
 	"github.com/agentledger/ledger/store"
 )
 
-// preCompactDebounce is how close two PreCompact events of one session
-// must be to count as one compaction: Claude Code may fire the hook several
-// times for one /compact.
+// preCompactDebounce is how close two PreCompact events of a session with
+// no message yet must be to count as one compaction. Any other compaction
+// is told by its point of the transcript (store.CompactionRecord).
 const preCompactDebounce = time.Minute
 
 // HandoffRequest says what handoff to write.
@@ -37,8 +37,8 @@ type HandoffRequest struct {
 	// custom_instructions): what they want kept, so it leads the next steps.
 	Note string
 	// Once makes the handoff one per compaction (the PreCompact hook): when
-	// the session already has a record of the same source within a minute,
-	// nothing is written.
+	// the session already has a record of the same source at the same point
+	// of the transcript, nothing is written.
 	Once bool
 }
 
@@ -129,9 +129,13 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 	// Render from redacted sections: the file, the output and the ledger
 	// all get the same secret-free document.
 	doc = st.RedactHandoff(doc).Rendered(req.Budget, compact.DefaultMemo())
+	point, err := st.TranscriptPoint(ctx, sess.ID, lastMainUUID(msgs))
+	if err != nil {
+		return handoffDraft{}, err
+	}
 	d := handoffDraft{SessionID: sess.ID, Doc: doc, Path: req.Out,
 		Record: store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
-			LogicalParent: lastMainUUID(msgs)}}
+			LogicalParent: point}}
 	if d.Path == "" {
 		d.named = true
 		d.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)

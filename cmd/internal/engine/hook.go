@@ -507,6 +507,9 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 		md = e.projectHandoffLine(ctx, res.Session) + "\n" + md
 	}
 	r.out = NewSessionStartOutput(md)
+	if r.outcome == store.OutcomeNothing {
+		r.outcome = store.OutcomeOK // its ingest had nothing new, but it injected
+	}
 	r.note("injected %d characters of resume context of session %s", utf8.RuneCountInString(res.Markdown), ShortID(res.Session.ID))
 }
 
@@ -550,11 +553,14 @@ func (e *Engine) postToolUse(ctx context.Context, st *store.Store, sess store.Se
 // contextFilling says why to suggest a handoff now, or "": the first time
 // the context passes 80% of the window, else the first time the session's
 // tool calls reach 50, 100 or 150. Each threshold is announced once (a
-// session mark).
+// session mark). The window must be one the agent stated (FromAgent):
+// ledger's table is a guess, and a guess once told Claude Code its context
+// was 495% full (990,100 tokens of the 200,000 ledger assumed for a model
+// with 1M).
 func contextFilling(ctx context.Context, st *store.Store, sess store.Session) (string, error) {
 	win := compact.ContextLimit(sess.Model, nil).Reported(sess.ContextWindow)
 	budget := compact.Budget{ContextLimit: win.Tokens, MessageTokens: sess.ContextTokens}
-	if budget.ShouldCompact() {
+	if win.FromAgent && budget.ShouldCompact() {
 		first, err := st.Mark(ctx, sess.ID, "context-80")
 		if err != nil || first {
 			why := fmt.Sprintf("the context is %.0f%% full (%d of %d tokens)", 100*float64(sess.ContextTokens)/float64(win.Tokens), sess.ContextTokens, win.Tokens)

@@ -79,9 +79,13 @@ type Loss struct {
 	// Summary is the compaction's native summary (Claude Code's summary
 	// after compact_boundary, Codex's compacted item); nil when the
 	// compaction has none (a record ledger wrote that no transcript
-	// boundary completed).
-	Summary *LossSide   `json:"summary"`
-	Handoff LossHandoff `json:"handoff"`
+	// boundary completed). A partial compaction kept its last messages
+	// verbatim besides: what they hold counts as kept.
+	Summary *LossSide `json:"summary"`
+	// PreservedMessages is how many messages the compaction kept
+	// verbatim (0: the summary replaced them all).
+	PreservedMessages int64       `json:"preserved_messages"`
+	Handoff           LossHandoff `json:"handoff"`
 	// UsedAfter is what the agent used after the compaction that already
 	// existed before it, and which of it the summary and the handoff
 	// carried; nil when no work followed the compaction.
@@ -183,7 +187,7 @@ func (e *Engine) LossReport(ctx context.Context, compactionID int64) (Loss, erro
 
 func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) (Loss, error) {
 	l := Loss{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger, Source: c.Source,
-		PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid)}
+		PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PreservedMessages: c.PreservedMessages}
 	cut, err := e.stateAtCut(ctx, st, c)
 	if err != nil {
 		return l, err
@@ -191,8 +195,19 @@ func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) 
 	state := cut.doc
 	l.CutMessages = len(cut.msgs)
 	count := compact.DefaultEstimator().Tokens
+	// What a partial compaction kept verbatim is kept: measured with the
+	// summary (its tokens still the summary's own).
+	summaryText := c.Summary
 	if c.Summary != "" {
-		s := measure(state, c.Summary, count)
+		kept, err := st.PreservedText(ctx, c)
+		if err != nil {
+			return l, err
+		}
+		if kept != "" {
+			summaryText += "\n\n" + kept
+		}
+		s := measure(state, summaryText, count)
+		s.Tokens, s.Text = count(c.Summary), c.Summary
 		l.Summary = &s
 	}
 	handoffText := ""
@@ -214,7 +229,7 @@ func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) 
 		handoffText = doc.Markdown
 	}
 	if cut.ok {
-		if l.UsedAfter, err = usedAfter(ctx, st, c, cut, c.Summary, handoffText); err != nil {
+		if l.UsedAfter, err = usedAfter(ctx, st, c, cut, summaryText, handoffText); err != nil {
 			return l, err
 		}
 	}

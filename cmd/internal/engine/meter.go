@@ -25,7 +25,10 @@ type Meter struct {
 	MustCompact   bool                      `json:"must_compact"`
 	Categories    map[string]compact.Amount `json:"categories"`
 	LimitSource   string                    `json:"limit_source"`
-	Summary       string                    `json:"summary"`
+	// LimitFromAgent says the agent stated the window (or the caller named
+	// the model); without it LimitTokens is ledger's guess from its table.
+	LimitFromAgent bool   `json:"limit_from_agent"`
+	Summary        string `json:"summary"`
 }
 
 // SessionView is what the meter needs of a session, read from a
@@ -93,7 +96,7 @@ func meterOf(v SessionView, betas []string) Meter {
 	cats, _ := parts.categories()
 	return Meter{Session: v.ID, Model: v.Model, UsedTokens: meter.Used(), LimitTokens: win.Tokens, Ratio: meter.Ratio(),
 		Exact: exact, ShouldCompact: budget.ShouldCompact(), MustCompact: budget.MustCompact(), Categories: cats,
-		LimitSource: win.Source, Summary: parts.line()}
+		LimitSource: win.Source, LimitFromAgent: win.FromAgent, Summary: parts.line()}
 }
 
 // liveContext is the part of a session still in the model's context: the
@@ -167,6 +170,21 @@ func ReadTranscriptFile(ctx context.Context, path string) (SessionView, error) {
 	}
 	v.ID = st.SessionID
 	return v, nil
+}
+
+// LearnWindow records the window the agent stated for a session (Claude
+// Code's status line: context_window.context_window_size), so that the
+// hooks measure its context against it. It does nothing for a session the
+// ledger does not hold yet (the next status line tells it again).
+func (e *Engine) LearnWindow(ctx context.Context, session string, tokens int64) error {
+	if session == "" || tokens <= 0 {
+		return nil
+	}
+	st, err := e.Store(ctx)
+	if err != nil {
+		return err
+	}
+	return st.SetContextWindow(ctx, session, tokens)
 }
 
 // loadSession reads a session from the ledger.

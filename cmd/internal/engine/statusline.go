@@ -145,6 +145,31 @@ func ago(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// StatusWindow is the window a status-line input states for its session
+// (context_window.context_window_size): the session and the tokens, 0
+// when it states none.
+func StatusWindow(raw []byte) (session string, tokens int64) {
+	var in StatusInput
+	if json.Unmarshal(raw, &in) != nil || in.ContextWindow == nil || in.ContextWindow.Size <= 0 {
+		return "", 0
+	}
+	return in.SessionID, in.ContextWindow.Size
+}
+
+// WindowOnRecord is the window the ledger holds for a session as stated by
+// its agent (0 for none, or for a session it does not hold).
+func (e *Engine) WindowOnRecord(ctx context.Context, session string) (int64, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sess, err := st.Session(ctx, session)
+	if notFound(err) {
+		return 0, nil
+	}
+	return sess.ContextWindow, err
+}
+
 // StatusLine is the status line for Claude Code's status-line JSON raw:
 // the context, the auto-compaction point, the age of the session's latest
 // handoff (from the ledger, when withLedger and it opens within ctx). It

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -51,17 +52,36 @@ type SessionRow struct {
 	Compactions int64  `json:"compactions"`
 	// Host is the machine whose ledger first wrote the session.
 	Host string `json:"host"`
+	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
+	// agent reports it (Claude Code's cost-state), null when it reports
+	// none (Codex).
+	CostUSD      *float64 `json:"cost_usd"`
+	LinesAdded   *int64   `json:"lines_added"`
+	LinesRemoved *int64   `json:"lines_removed"`
 }
 
 // SessionRows is a session listing as the contract shows it.
 func SessionRows(list []store.Session) []SessionRow {
 	out := make([]SessionRow, 0, len(list))
 	for _, x := range list {
-		out = append(out, SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
+		row := SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
 			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
-			Messages: x.Messages, Compactions: x.Compactions, Host: x.Host})
+			Messages: x.Messages, Compactions: x.Compactions, Host: x.Host}
+		if c := x.Cost(); c != nil {
+			row.CostUSD, row.LinesAdded, row.LinesRemoved = &c.USD, &c.LinesAdded, &c.LinesRemoved
+		}
+		out = append(out, row)
 	}
 	return out
+}
+
+// CostText is a session's cost as a listing shows it, "$1.87 +412/-97"
+// (dollars, lines added and removed), "-" when its agent reports none.
+func CostText(c *compact.Cost) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("$%.2f +%d/-%d", c.USD, c.LinesAdded, c.LinesRemoved)
 }
 
 // Sessions lists sessions, newest activity first: every one, or a
@@ -162,6 +182,9 @@ type AuditRow struct {
 	HandoffID     *int64 `json:"handoff_id"`
 	SummaryTokens int    `json:"summary_tokens"`
 	ToolCalls     int64  `json:"tool_calls"`
+	// PreservedMessages is how many messages a partial compaction kept
+	// verbatim besides its summary (0: the summary replaced them all).
+	PreservedMessages int64 `json:"preserved_messages"`
 }
 
 // Audit is the compaction history, oldest first: every session's, or one
@@ -192,7 +215,8 @@ func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, 
 	for i, c := range list {
 		row := AuditRow{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger,
 			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
-			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid), ToolCalls: c.ToolCalls}
+			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid), ToolCalls: c.ToolCalls,
+			PreservedMessages: c.PreservedMessages}
 		if counted(i, len(list)) {
 			row.SummaryTokens = count(c.Summary)
 		}

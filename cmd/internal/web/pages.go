@@ -120,6 +120,7 @@ type sessionRow struct {
 	Messages, Compactions             int64
 	Peak                              int64 // 0: not known
 	Handoff                           *store.Handoff
+	Cost                              string // as the agent reports it, "-" for none
 }
 
 func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +152,8 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, x := range list.Sessions {
 			row := sessionRow{ID: x.ID, Short: engine.ShortID(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
-				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Peak: list.Peaks[x.ID]}
+				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Peak: list.Peaks[x.ID],
+				Cost: engine.CostText(x.Cost())}
 			if h, ok := list.Handoffs[x.ID]; ok {
 				row.Handoff = &h
 			}

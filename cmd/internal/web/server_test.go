@@ -273,3 +273,44 @@ func excerpt(s string) string {
 	}
 	return s
 }
+
+// TestAgentRecordsPages: a Claude Code 2.1.328 session (testdata/agents)
+// shows the cost its agent reports on the sessions list and its own page,
+// and each partial compaction's page says how many messages the agent
+// kept verbatim besides its summary.
+func TestAgentRecordsPages(t *testing.T) {
+	t.Parallel()
+	path := buildLedger(t, testdata("agents", "claude-2.1.328", "session.jsonl"))
+	s := newTestServer(t, path, Options{})
+	st, err := store.Open(context.Background(), path, store.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.Sessions(context.Background(), store.SessionFilter{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions: %v %v", list, err)
+	}
+	id := list[0].ID
+	cs, err := st.Compactions(context.Background(), store.CompactionFilter{SessionID: id})
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("compactions: %v %v", cs, err)
+	}
+	for target, want := range map[string][]string{
+		"/sessions":                      {"Cost", "$0.23 &#43;8/-0"}, // html/template writes + as &#43;
+		"/sessions/" + id:                {"<dt>Cost</dt>", "$0.23 at list prices", "8 lines added, 0 removed"},
+		"/compactions/" + itoa(cs[0].ID): {"Kept verbatim", "its last 4 messages"},
+		"/audit?session=" + id[:8]:       {"Kept"},
+	} {
+		r := get(t, s, "GET", target)
+		if r.code != 200 {
+			t.Errorf("%s: status %d", target, r.code)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(r.body, w) {
+				t.Errorf("%s lacks %q\n%s", target, w, excerpt(r.body))
+			}
+		}
+	}
+}

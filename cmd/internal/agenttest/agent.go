@@ -1,0 +1,173 @@
+package agenttest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Agent is a coding agent's command-line client, as its npm package
+// publishes it, pinned to one version: formats change between releases,
+// so a test runs the version ledger was checked against.
+type Agent struct {
+	// Name is the agent's short name ("claude", "codex").
+	Name string
+	// Package is the npm package; Version its pinned version.
+	Package, Version string
+	// Bin is the command the package installs (node_modules/.bin/Bin).
+	Bin string
+	// VersionArgs print the version (Bin VersionArgs...), whose output
+	// must contain Version.
+	VersionArgs []string
+}
+
+// The agents the end-to-end tests run, at the versions ledger is tested
+// with. This is the one place their versions are written: .ci/run installs
+// them through TestInstallAgents.
+var (
+	ClaudeCode = Agent{Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.328", Bin: "claude",
+		VersionArgs: []string{"--version"}}
+	Codex = Agent{Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
+		VersionArgs: []string{"--version"}}
+)
+
+// Agents lists every pinned agent.
+func Agents() []Agent { return []Agent{ClaudeCode, Codex} }
+
+// Environment variables the agent tests read.
+const (
+	// EnvDir is the folder agents are installed in (default: ledger/agents
+	// under the user's cache folder).
+	EnvDir = "LEDGER_AGENTS_DIR"
+	// EnvRequire, set to 1, makes a client that is not there (or cannot be
+	// installed) a failure rather than a skip: CI sets it.
+	EnvRequire = "LEDGER_REQUIRE_AGENTS"
+)
+
+// Dir is the folder agents are installed in: $LEDGER_AGENTS_DIR, else
+// ledger/agents in the user's cache folder.
+func Dir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return filepath.Abs(d)
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find the cache folder (set %s): %w", EnvDir, err)
+	}
+	return filepath.Join(c, "ledger", "agents"), nil
+}
+
+// prefix is the npm prefix the agent is installed under.
+func (a Agent) prefix(dir string) string {
+	return filepath.Join(dir, strings.NewReplacer("@", "", "/", "-").Replace(a.Package)+"@"+a.Version)
+}
+
+// Path is where the agent's command is once installed in dir.
+func (a Agent) Path(dir string) string {
+	return filepath.Join(a.prefix(dir), "node_modules", ".bin", a.Bin)
+}
+
+// installs keeps one install per agent and folder in this process.
+var installs sync.Map // prefix -> *installOnce
+
+type installOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Require returns the agent's command, installing it with npm into Dir
+// when it is not there yet (once: later runs reuse it). When the agent
+// cannot be had (no npm, no registry), the test is skipped, or fails
+// when $LEDGER_REQUIRE_AGENTS is 1.
+func (a Agent) Require(t testing.TB) string {
+	t.Helper()
+	path, err := a.Install(context.Background())
+	if err != nil {
+		if os.Getenv(EnvRequire) == "1" {
+			t.Fatalf("agenttest: %s %s is required (%s=1): %v", a.Package, a.Version, EnvRequire, err)
+		}
+		t.Skipf("agenttest: %s %s is not installed and could not be: %v (set %s to where it is, or let npm install it)",
+			a.Package, a.Version, err, EnvDir)
+	}
+	return path
+}
+
+// Install makes sure the agent is installed in Dir and answers to its
+// version, installing it with npm when it is not, and returns its
+// command. An install goes to a temporary folder renamed into place, so
+// that processes installing at once leave one whole copy.
+func (a Agent) Install(ctx context.Context) (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	v, _ := installs.LoadOrStore(a.prefix(dir), &installOnce{})
+	once := v.(*installOnce)
+	once.once.Do(func() { once.path, once.err = a.install(ctx, dir) })
+	return once.path, once.err
+}
+
+func (a Agent) install(ctx context.Context, dir string) (string, error) {
+	path := a.Path(dir)
+	if _, err := os.Stat(path); err == nil {
+		return path, a.check(ctx, path)
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", fmt.Errorf("%s is not in %s, and npm is not on the PATH to install it", a.Package, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, ".install-"+a.Name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", tmp, a.Package+"@"+a.Version)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("npm install %s@%s: %v\n%s", a.Package, a.Version, err, tail(out.String(), 2000))
+	}
+	if err := os.Rename(tmp, a.prefix(dir)); err != nil {
+		if _, serr := os.Stat(path); serr != nil {
+			// Not another process's install that got there first either.
+			return "", fmt.Errorf("install %s: %w", a.Package, err)
+		}
+	}
+	return path, a.check(ctx, path)
+}
+
+// check runs the installed command for its version.
+func (a Agent) check(ctx context.Context, path string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, a.VersionArgs...)
+	cmd.Env = append(os.Environ(), "DISABLE_AUTOUPDATER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", path, strings.Join(a.VersionArgs, " "), err, tail(string(out), 500))
+	}
+	if !strings.Contains(string(out), a.Version) {
+		return fmt.Errorf("%s is not version %s: it says %q", path, a.Version, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
