@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/compact"
 )
@@ -33,12 +34,18 @@ func TestAgentSources(t *testing.T) {
 		}
 		return w.Commit(ctx, nil)
 	}
+	// At schema 8 the current writer cannot run (it writes columns of
+	// later migrations): rows go in as that schema's ledger wrote them.
+	addOld := func(source, id string) error {
+		_, err := s.db.Exec(`INSERT INTO sessions (id, source) VALUES (?, ?)`, id, source)
+		return err
+	}
 	for _, src := range []string{"claude", "codex"} {
-		if err := add(src, "s-"+src); err != nil {
+		if err := addOld(src, "s-"+src); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := add("pi", "s-pi"); err == nil {
+	if err := addOld("pi", "s-pi"); err == nil {
 		t.Fatal("schema 8 took a pi session")
 	}
 	s.Close()
@@ -53,7 +60,7 @@ func TestAgentSources(t *testing.T) {
 	if err := s.db.Get(&n, `SELECT count(*) FROM sessions`); err != nil || n != 5 {
 		t.Fatalf("%d sessions (%v)", n, err)
 	}
-	if err := s.db.Get(&n, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'hello'`); err != nil || n != 5 {
+	if err := s.db.Get(&n, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'hello'`); err != nil || n != 3 {
 		t.Fatalf("%d messages found (%v)", n, err)
 	}
 	var check string
@@ -66,7 +73,7 @@ func TestAgentSources(t *testing.T) {
 	if err := s.MigrateDown(ctx, 8); err != nil {
 		t.Fatal(err)
 	}
-	if err := add("opencode", "s-oc2"); err == nil {
+	if err := addOld("opencode", "s-oc2"); err == nil {
 		t.Error("schema 8 again took an opencode session")
 	}
 	if err := s.db.Get(&check, `PRAGMA integrity_check`); err != nil || check != "ok" {
@@ -99,5 +106,45 @@ func TestAgentSourcesBackends(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFailedCommitReleasesItsConnection: a Commit that fails before the
+// end (here: the writer's columns missing from an old schema) returns its
+// error and gives the connection back; before, it waited for good on the
+// connection its own open transaction held.
+func TestFailedCommitReleasesItsConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "ledger.db"))
+	if err := s.MigrateDown(ctx, 8); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer w.Rollback()
+		if _, err := w.AddMessage(ctx, compact.Message{UUID: "m", SessionID: "s", Role: compact.RoleUser,
+			Blocks: []compact.Block{{Kind: compact.BlockText, Text: "hello"}}}); err != nil {
+			done <- err
+			return
+		}
+		done <- w.Commit(ctx, nil)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a writer of a later schema committed into schema 8")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Commit never returned: it waits on the connection its transaction holds")
+	}
+	// The store is still usable: the pool got its connection back.
+	if _, err := s.db.Exec(`INSERT INTO sessions (id, source) VALUES ('after', 'claude')`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -690,7 +690,16 @@ func (w *Writer) cursorRow(c *Cursor) *Cursor {
 // added (in one statement: FTS5 writes an index segment per statement, and
 // merges segments as they pile up), saves the cursor (if any) and commits.
 func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
-	defer w.release()
+	committed := false
+	defer func() {
+		// A Commit that failed before the end rolls back first: the
+		// connection (beginWriteWith's own) cannot be given back while
+		// the transaction holds it, and would wait on it for good.
+		if !committed {
+			w.tx.Rollback()
+		}
+		w.release()
+	}()
 	for id, st := range w.sessions {
 		if st.forgotten {
 			continue
@@ -710,6 +719,7 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 		}
 	}
 	err := w.tx.Commit()
+	committed = true
 	w.release()
 	if err != nil {
 		return fmt.Errorf("commit ingest: %w", err)
