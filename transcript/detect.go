@@ -53,6 +53,10 @@ type detectLine struct {
 	LeafUUID   present `json:"leafUuid"`
 	Message    present `json:"message"`
 	ParentUUID present `json:"parentUuid"`
+	ParentID   present `json:"parentId"`
+	ID         present `json:"id"`
+	Version    present `json:"version"`
+	Cwd        present `json:"cwd"`
 }
 
 // Detect reads the first non-blank lines of r (up to 20 and 64 MB; an
@@ -132,6 +136,10 @@ func detectOne(line []byte, tooLong bool) (Format, string) {
 		return FormatCodex, ""
 	case bool(d.Payload):
 		return "", fmt.Sprintf("unknown type %q with a payload", d.Type)
+	case d.Type == "session" && bool(d.ID) && bool(d.Version || d.Cwd):
+		return FormatPi, ""
+	case piTypes[d.Type] && bool(d.ID) && bool(d.ParentID) && !bool(d.ParentUUID):
+		return FormatPi, ""
 	case claudeTypes[d.Type]:
 		return FormatClaude, ""
 	case bool(d.SessionID || d.UUID || d.LeafUUID || d.Message || d.ParentUUID):

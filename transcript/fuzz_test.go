@@ -34,6 +34,11 @@ func FuzzReadCodex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, FormatCodex, data) })
 }
 
+func FuzzReadPi(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, FormatPi, data) })
+}
+
 func FuzzDetect(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {

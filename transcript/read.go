@@ -62,6 +62,8 @@ func Read(ctx context.Context, r io.Reader, st *State, start int64, startLine in
 		p = newQwenParser(st, emit)
 	case FormatCopilot:
 		p = newCopilotParser(st, emit)
+	case FormatPi:
+		p = newPiParser(st, emit)
 	default:
 		return res, fmt.Errorf("read transcript: unknown format %q", st.Format)
 	}

@@ -29,6 +29,7 @@ var fixtures = []struct {
 	{"claude-session", "claude-session/transcript.jsonl", FormatClaude},
 	{"codex-rollout", "codex-rollout/rollout.jsonl", FormatCodex},
 	{"bad-input", "bad-input/transcript.jsonl", FormatClaude},
+	{"pi-session", piFixture, FormatPi},
 }
 
 func fixture(t testing.TB, file string) []byte {
