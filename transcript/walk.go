@@ -28,8 +28,9 @@ func SessionHint(path string) string {
 
 // Walk calls fn for every transcript under roots: a root that is a file is
 // yielded whatever its name; a root that is a directory is walked
-// recursively for *.jsonl files, in lexical order, following symbolic links
-// to directories without ever entering one directory twice. A file reached
+// recursively for *.jsonl files and OpenCode's and Kilo's databases, in
+// lexical order, following symbolic links to directories without ever
+// entering one directory twice. A file reached
 // twice (through a link, or named by two roots) is yielded once. A root
 // that does not exist is an error (wrapping fs.ErrNotExist), reported
 // before any file is yielded. Walk stops at the first error of fn or of
@@ -59,6 +60,16 @@ func Walk(ctx context.Context, roots []string, fn func(path string) error) error
 		}
 	}
 	return nil
+}
+
+// walked tells whether a folder's walk yields the file of this name: a
+// JSONL transcript, or an OpenCode or Kilo database (DatabaseFormat).
+func walked(name string) bool {
+	if strings.HasSuffix(name, ".jsonl") {
+		return true
+	}
+	_, ok := DatabaseFormat(name)
+	return ok
 }
 
 // fileKey identifies a file or directory whatever the path to it.
@@ -105,7 +116,7 @@ func (w *walker) dir(path string, info os.FileInfo) error {
 		if mode&fs.ModeSymlink == 0 && !mode.IsDir() && !mode.IsRegular() {
 			continue // sockets, devices, pipes
 		}
-		if !mode.IsDir() && mode&fs.ModeSymlink == 0 && !strings.HasSuffix(e.Name(), ".jsonl") {
+		if !mode.IsDir() && mode&fs.ModeSymlink == 0 && !walked(e.Name()) {
 			continue
 		}
 		info, err := os.Stat(p) // follows links
@@ -118,7 +129,7 @@ func (w *walker) dir(path string, info os.FileInfo) error {
 		switch {
 		case info.IsDir():
 			err = w.dir(p, info)
-		case info.Mode().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl"):
+		case info.Mode().IsRegular() && walked(e.Name()):
 			err = w.file(p, info)
 		}
 		if err != nil {
