@@ -11,6 +11,12 @@
 -- schema cookie, so that every other open connection reads it again too.
 
 -- +goose Up
+-- Two processes may migrate a new ledger at once (store.migrate): the one
+-- that comes second must fail, as it does on every other migration's
+-- CREATE TABLE, rather than apply this one again. json() of a text that is
+-- not JSON is that failure, when the CHECK is gone already.
+SELECT CASE WHEN (SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sessions') NOT LIKE '%CHECK (source IN (''claude'', ''codex''))%'
+    THEN json('applied already') END;
 PRAGMA writable_schema = ON;
 UPDATE sqlite_master SET sql = replace(sql, ' CHECK (source IN (''claude'', ''codex''))', '')
 WHERE type = 'table' AND name = 'sessions';

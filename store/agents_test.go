@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
 )
 
 // TestAgentSources: a ledger made before migration 9 (its sessions a
@@ -146,5 +148,95 @@ func TestFailedCommitReleasesItsConnection(t *testing.T) {
 	// The store is still usable: the pool got its connection back.
 	if _, err := s.db.Exec(`INSERT INTO sessions (id, source) VALUES ('after', 'claude')`); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHandoffAttach: OpenCode and Kilo store a compaction before their
+// pre-compaction event fires, so the ingest that the hook runs first reads
+// the compaction; the hook's handoff then belongs to that compaction (one
+// record, with the handoff), and a second hook for it writes nothing. On
+// every backend.
+func TestHandoffAttach(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := b.open(t)
+			at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+			w, err := s.NewWriter(ctx, "opencode")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.AddMessage(ctx, compact.Message{UUID: "m1", SessionID: "ses", Role: compact.RoleUser, Time: at.Add(-time.Minute),
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: "hi"}}}); err != nil {
+				t.Fatal(err)
+			}
+			bd := compact.NewBoundary("ses", "prt_c", "auto", at, 15500, 0)
+			if _, err := w.AddBoundary(ctx, bd); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Commit(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			rec := CompactionRecord{Source: "hook", Trigger: "auto", At: at.Add(2 * time.Second), Debounce: time.Minute, Attach: time.Minute}
+			doc := handoff.Doc{Session: "ses", CreatedAt: rec.At, Trigger: "auto", Markdown: "# Handoff", Tokens: 3}
+			id, written, err := s.AddHandoff(ctx, NewHandoff{Doc: doc, Record: &rec})
+			if err != nil || !written {
+				t.Fatalf("first handoff %d %v %v", id, written, err)
+			}
+			again, written, err := s.AddHandoff(ctx, NewHandoff{Doc: doc, Record: &rec})
+			if err != nil || written || again != id {
+				t.Fatalf("second handoff %d %v %v, want %d not written", again, written, err, id)
+			}
+			cs, err := s.Compactions(ctx, CompactionFilter{SessionID: "ses"})
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("compactions %+v %v", cs, err)
+			}
+			if c := cs[0]; !c.HandoffID.Valid || c.HandoffID.Int64 != id || c.Source != "hook" || c.PreTokens.Int64 != 15500 {
+				t.Errorf("compaction %+v", c)
+			}
+			if sess, err := s.Session(ctx, "ses"); err != nil || sess.Compactions != 1 {
+				t.Errorf("session %+v %v", sess, err)
+			}
+			// Long after that compaction, a handoff gets a record of its own.
+			rec.At, doc.CreatedAt = at.Add(time.Hour), at.Add(time.Hour)
+			if _, written, err := s.AddHandoff(ctx, NewHandoff{Doc: doc, Record: &rec}); err != nil || !written {
+				t.Fatalf("later handoff %v %v", written, err)
+			}
+			if cs, _ := s.Compactions(ctx, CompactionFilter{SessionID: "ses"}); len(cs) != 2 {
+				t.Errorf("%d compactions after a later handoff", len(cs))
+			}
+		})
+	}
+}
+
+// TestAgentSourcesMigratedOnce: processes that open a new ledger at once
+// race to migrate it, and the second to run migration 9 must fail as
+// every other migration does on the tables the first made (it would
+// otherwise apply again, the CHECK being gone already, and goose would
+// record it twice).
+func TestAgentSourcesMigratedOnce(t *testing.T) {
+	t.Parallel()
+	for round := range 10 {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := Open(context.Background(), path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				s.Close()
+			}()
+		}
+		wg.Wait()
+		s := openAt(t, path)
+		var n int
+		if err := s.db.Get(&n, `SELECT count(*) FROM goose_db_version WHERE version_id = 9`); err != nil || n != 1 {
+			t.Fatalf("round %d: migration 9 applied %d times (%v)", round, n, err)
+		}
 	}
 }

@@ -61,6 +61,14 @@ type CompactionRecord struct {
 	// message yet) falls back on time: one of the same source made less
 	// than Debounce before At, not completed yet.
 	Debounce time.Duration
+	// Attach, when set, is for agents that record a compaction before
+	// their pre-compaction event fires (OpenCode and Kilo store the
+	// compaction part first): the session's compaction read from its
+	// transcript less than Attach before At, when there is one, is this
+	// compaction. It gets the handoff (and becomes a hook record completed
+	// from the transcript) instead of a record of its own; when it has a
+	// handoff already, nothing is written, as with Debounce.
+	Attach time.Duration
 }
 
 // NewHandoff is a handoff to store, with the compaction record made for it.
@@ -111,6 +119,24 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 			return id, false, err
 		}
 	}
+	var attach int64
+	if rec := h.Record; rec != nil && rec.Attach > 0 {
+		var row struct {
+			ID      int64         `db:"id"`
+			Handoff sql.NullInt64 `db:"handoff_id"`
+		}
+		err := tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+			WHERE session_id = ? AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= ?
+			ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
+		switch {
+		case err == nil && row.Handoff.Valid:
+			return row.Handoff.Int64, false, nil
+		case err == nil:
+			attach = row.ID
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, false, fmt.Errorf("find the compaction read already: %w", err)
+		}
+	}
 	d := h.Doc
 	// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
 	var id int64
@@ -119,7 +145,12 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 	if err != nil {
 		return 0, false, fmt.Errorf("insert handoff: %w", err)
 	}
-	if h.Record != nil {
+	switch {
+	case attach != 0:
+		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET handoff_id = ?, source = 'hook' WHERE id = ?`, id, attach); err != nil {
+			return 0, false, fmt.Errorf("attach the handoff to its compaction: %w", err)
+		}
+	case h.Record != nil:
 		if err := addCompactionRecord(ctx, tx, d.Session, id, *h.Record); err != nil {
 			return 0, false, err
 		}
