@@ -25,12 +25,18 @@ func newIngestCmd(app *App) *cobra.Command {
 		Use:   "ingest [PATH...]",
 		Short: "Read agent transcripts into the ledger (incremental, idempotent)",
 		Long: `Read the agents' transcripts into the ledger: Claude Code, Codex CLI, Gemini CLI,
-Qwen Code and GitHub Copilot CLI sessions. PATH is a transcript file or a folder
-walked recursively for *.jsonl (symlinks followed, loops not). Without PATH,
-every agent's own sessions folder that exists is read: ~/.claude/projects,
-~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects, ~/.copilot/session-state
-(or where each agent's environment moves them: $CLAUDE_CONFIG_DIR, $CODEX_HOME,
-$GEMINI_CLI_HOME, $QWEN_RUNTIME_DIR or $QWEN_HOME, $COPILOT_HOME).
+Qwen Code, GitHub Copilot CLI, Pi, OpenCode and Kilo CLI sessions. PATH is a
+transcript file or a folder walked recursively for *.jsonl and OpenCode's and
+Kilo's databases (opencode.db, kilo.db; symlinks followed, loops not). Without
+PATH, every agent's own sessions folder or database that exists is read:
+~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.qwen/projects,
+~/.copilot/session-state, ~/.pi/agent/sessions,
+~/.local/share/opencode/opencode.db, ~/.local/share/kilo/kilo.db (or where each
+agent's environment moves them: $CLAUDE_CONFIG_DIR, $CODEX_HOME,
+$GEMINI_CLI_HOME, $QWEN_RUNTIME_DIR or $QWEN_HOME, $COPILOT_HOME,
+$PI_CODING_AGENT_DIR or $PI_CODING_AGENT_SESSION_DIR, $XDG_DATA_HOME,
+$OPENCODE_DB, $KILO_DB). OpenCode's and Kilo's databases are opened read-only
+while the agent writes them; ledger remembers how far it read each session.
 
 Ingest is incremental: for each file ledger remembers the byte offset after the
 last complete line and a fingerprint of the file's head, so the next run reads

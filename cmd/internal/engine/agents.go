@@ -53,6 +53,9 @@ var agents = []Agent{
 	geminiAgent,
 	qwenAgent,
 	copilotAgent,
+	piAgent,
+	openCodeAgent,
+	kiloAgent,
 }
 
 // Agents is every agent ledger reads.

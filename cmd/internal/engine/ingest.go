@@ -73,6 +73,10 @@ type IngestOptions struct {
 	// committed, and the rest of the file is left for the next ingest
 	// (FileStats.Left). A hook's budget.
 	StopAt time.Time
+	// Session, for IngestFile of an OpenCode or Kilo database, reads only
+	// that session (with the top session it belongs to and its
+	// subagents'): a hook's.
+	Session string
 }
 
 // Ingest reads the transcripts at paths (files, or folders walked for
@@ -144,6 +148,15 @@ func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummar
 			return fmt.Errorf("interrupted: %w", err)
 		}
 		sum.FilesSeen++
+		if f, ok := transcript.DatabaseFormat(path); ok {
+			if err := b.commit(ctx, in, sum, ref); err != nil {
+				return err
+			}
+			if err := in.databaseFile(ctx, AbsPath(path), f, sum, ref); err != nil {
+				return err
+			}
+			continue
+		}
 		job, err := in.prepare(ctx, AbsPath(path))
 		if err == nil {
 			err = b.add(ctx, in, job)
@@ -324,7 +337,13 @@ func (e *Engine) IngestFile(ctx context.Context, path string, o IngestOptions) (
 	if err != nil {
 		return FileStats{}, err
 	}
-	fs, err := (&ingester{st: st, stopAt: o.StopAt}).file(ctx, path)
+	in := &ingester{st: st, stopAt: o.StopAt}
+	var fs FileStats
+	if f, ok := transcript.DatabaseFormat(path); ok {
+		fs, err = in.database(ctx, AbsPath(path), f, o.Session)
+	} else {
+		fs, err = in.file(ctx, path)
+	}
 	if errors.Is(err, errUnchanged) {
 		err = nil
 	}
@@ -345,7 +364,13 @@ func (e *Engine) IngestSession(ctx context.Context, sessionID string) error {
 	}
 	in := &ingester{st: st}
 	for _, p := range paths {
-		_, err := in.file(ctx, p)
+		var err error
+		if db, id, ok := splitDBSessionKey(p); ok {
+			f, _ := transcript.DatabaseFormat(db)
+			_, err = in.database(ctx, db, f, id)
+		} else {
+			_, err = in.file(ctx, p)
+		}
 		switch {
 		case err == nil, errors.Is(err, errUnchanged), errors.Is(err, fs.ErrNotExist):
 		default:

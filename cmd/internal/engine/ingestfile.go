@@ -46,6 +46,8 @@ type FileStats struct {
 	Skips   []transcript.Skip
 	Format  transcript.Format
 	Session string
+	// sessions are, for a database, the sessions it added to.
+	sessions []string
 }
 
 // errUnchanged says a file has nothing new since its cursor.
@@ -258,7 +260,8 @@ func planRead(ctx context.Context, f *os.File, fi os.FileInfo, cur store.Cursor,
 	}
 	st := transcript.State{Format: format}
 	switch format {
-	case transcript.FormatClaude:
+	case transcript.FormatClaude, transcript.FormatPi:
+		// Both name their files after the session (Pi's header names it too).
 		st.SessionID = transcript.SessionHint(f.Name())
 	case transcript.FormatCopilot:
 		// session-state/<session>/events.jsonl: for a file whose
