@@ -268,7 +268,10 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true,
 	// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
 	"read_file": true, "read_many_files": true, "glob": true, "grep_search": true, "list_directory": true,
-	"google_web_search": true, "web_fetch": true, "write_todos": true, "todo_write": true, "view": true, "grep": true}
+	"google_web_search": true, "web_fetch": true, "write_todos": true, "todo_write": true, "view": true, "grep": true,
+	// OpenCode, Kilo and Pi name their tools in lower case.
+	"read": true, "list": true, "find": true, "ls": true, "webfetch": true,
+	"todowrite": true, "todoread": true, "task": true, "skill": true}
 
 // toolUse starts following a tool call until its result comes: what it
 // changes, runs or polls (callReaders, else a shell command), and how its
@@ -307,6 +310,8 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 // callReaders read the calls of the tools that are not a shell.
 var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
 	"Edit": fileUse, "Write": fileUse, "MultiEdit": fileUse, "NotebookEdit": fileUse,
+	// OpenCode's and Kilo's {filePath}, Pi's {path} ("edit" is below).
+	"write": fileUse,
 	"apply_patch": func(x *extractor, u *use, b compact.Block) {
 		patch := b.Input
 		if u.input != nil {
@@ -314,11 +319,8 @@ var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
 		}
 		x.patchUse(u, patch)
 	},
-	"TodoWrite": func(x *extractor, u *use, b compact.Block) {
-		if u.main {
-			x.tracker.todo = x.tracker.wholeList(x.tracker.todo, u.input, "todos", "content", TrackerTodo, x.seq)
-		}
-	},
+	"TodoWrite": todoUse,
+	"todowrite": todoUse, // OpenCode's and Kilo's: the same {todos: [{content, status}]}
 	"update_plan": func(x *extractor, u *use, b compact.Block) {
 		if u.main {
 			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, u.input, "plan", "step", TrackerPlan, x.seq)
@@ -331,10 +333,17 @@ var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
 	"write_todos": cliTodos, "todo_write": cliTodos,
 }
 
+// todoUse is a call that writes the whole task list (TodoWrite).
+func todoUse(x *extractor, u *use, b compact.Block) {
+	if u.main {
+		x.tracker.todo = x.tracker.wholeList(x.tracker.todo, u.input, "todos", "content", TrackerTodo, x.seq)
+	}
+}
+
 // fileUse is a call of a file tool: the file it changes, and what it sets
 // when the file holds settings.
 func fileUse(x *extractor, u *use, b compact.Block) {
-	p := firstNonEmpty(u.input.str("file_path"), u.input.str("path")) // Copilot CLI's create, edit: path
+	p := firstNonEmpty(u.input.str("file_path"), u.input.str("filePath"), u.input.str("path")) // OpenCode's filePath; Pi's and Copilot CLI's path
 	if b.ToolName == "NotebookEdit" && u.input.str("notebook_path") != "" {
 		p = u.input.str("notebook_path")
 	}

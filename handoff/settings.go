@@ -74,7 +74,25 @@ func settingsChange(tool string, in input, patch string) settingsEdit {
 	case "Edit":
 		e.added = addedLines(in.str("old_string"), in.str("new_string"))
 		e.removed = addedLines(in.str("new_string"), in.str("old_string"))
-	case "Write":
+	case "edit":
+		// OpenCode's and Kilo's {oldString, newString}, Qwen Code's
+		// {old_string, new_string}, Copilot CLI's {old_str, new_str}; Pi's
+		// {edits: [{oldText, newText}]}.
+		old := firstNonEmpty(in.str("oldString"), in.str("old_string"), in.str("old_str"))
+		nw := firstNonEmpty(in.str("newString"), in.str("new_string"), in.str("new_str"))
+		e.added = addedLines(old, nw)
+		e.removed = addedLines(nw, old)
+		if edits, ok := in["edits"].([]any); ok {
+			for _, x := range edits {
+				if m, ok := x.(map[string]any); ok {
+					old, _ := m["oldText"].(string)
+					nw, _ := m["newText"].(string)
+					e.added = append(e.added, addedLines(old, nw)...)
+					e.removed = append(e.removed, addedLines(nw, old)...)
+				}
+			}
+		}
+	case "Write", "write":
 		e.added, e.whole = addedLines("", in.str("content")), true
 	case "MultiEdit":
 		if edits, ok := in["edits"].([]any); ok {

@@ -28,10 +28,11 @@ a check fails.
 
 It also checks the set-up, and says what is amiss: ledger's hooks in Claude
 Code's settings.json (every event, running this binary) and in Codex's
-hooks.json (and in the settings of Gemini CLI, Qwen Code and Copilot CLI, when
-you have them); the last run of each hook event and its outcome; the transcripts
-folders (~/.claude/projects, ~/.codex/sessions, and the other agents' that
-exist) and how much of them the ledger has not read yet; the projects kept out (ledger pause, .ledgerignore); the
+hooks.json (and in the settings of Gemini CLI, Qwen Code and Copilot CLI, and
+ledger's plugin for Pi, OpenCode and Kilo CLI, when you have them); the last
+run of each hook event and its outcome; the transcripts folders
+(~/.claude/projects, ~/.codex/sessions, and the other agents' folders and
+databases that exist) and how much of them the ledger has not read yet; the projects kept out (ledger pause, .ledgerignore); the
 database's size and the segments of each full-text index.`,
 		Example: `  ledger doctor
   ledger doctor --rebuild --json`,

@@ -20,7 +20,7 @@ func newHookCmd(app *App) *cobra.Command {
 	opts := &hookOptions{}
 	cmd := &cobra.Command{
 		Use:   "hook",
-		Short: "Run as an agent's hook (reads the hook's JSON on stdin)",
+		Short: "Run as an agent's hook or plugin event (reads the event's JSON on stdin)",
 		Long: `Run as a Claude Code (or, with --agent codex, Codex CLI) hook: read the
 hook input on stdin and act on its hook_event_name. Installed by 'ledger hooks
 install'; you do not run it by hand.
@@ -51,7 +51,12 @@ ones above (Gemini CLI's PreCompress as PreCompact, its AfterAgent as Stop;
 Copilot CLI's camelCase events, named by --event, and their PascalCase
 aliases), and prints the session-start context in each one's form. Gemini
 CLI fires PreCompress before every turn: a handoff is written only when a
-compression is due. Every decision is a receipt: see 'ledger hooks log'.
+compression is due. With --agent opencode, kilo or pi it reads the event
+ledger's plugin for that agent sends (installed by 'ledger hooks install
+--agent AGENT'): {"agent", "hook_event_name", "session_id", "cwd", "source",
+"transcript_path"}, the event one of the above; OpenCode's and Kilo's sessions
+are read from the agent's database ($OPENCODE_DB, $KILO_DB, $XDG_DATA_HOME as
+the agent reads them). Every decision is a receipt: see 'ledger hooks log'.
 
 A hook never blocks or slows the agent. Each event has a budget (SessionStart
 2 s; PostToolUse, Stop and SessionEnd 1 s; PreCompact 10 s) that it keeps
@@ -78,7 +83,7 @@ after the handoff is safely written.`,
 			return runHook(cmd.Context(), app, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude`, codex, gemini, qwen or copilot: whose hook input this is, and whose output rules to keep")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude`, codex, gemini, qwen, copilot, or a plugin's (opencode, kilo, pi): whose hook input this is, and whose output rules to keep")
 	cmd.Flags().StringVar(&opts.Event, "event", "", "the agent's `event` when its input does not name it (Copilot CLI's camelCase events)")
 	cmd.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` or clear (ask for a handoff and /clear once the context passes the threshold)")
 	cmd.Flags().BoolVar(&opts.Startup, "startup", false, "inject the project's latest handoff at brand-new sessions too")
@@ -90,9 +95,13 @@ after the handoff is safely written.`,
 // stderr, and clear mode's block as the error that exits 2.
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
 	app.readFallback = true
-	run := app.Engine().RunHook(ctx, app.Stdin, engine.HookOptions{Agent: opts.Agent, Event: opts.Event, Mode: opts.Mode, Startup: opts.Startup,
+	o := engine.HookOptions{Agent: opts.Agent, Event: opts.Event, Mode: opts.Mode, Startup: opts.Startup,
 		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"), Ledger: ledgerCommand(app),
-		StateDir: app.Getenv("XDG_STATE_HOME")})
+		StateDir: app.Getenv("XDG_STATE_HOME")}
+	if home, err := app.home(); err == nil || app.Getenv("XDG_DATA_HOME") != "" {
+		o.Database = engine.AgentDatabase(opts.Agent, home, app.Getenv)
+	}
+	run := app.Engine().RunHook(ctx, app.Stdin, o)
 	if run.Output != nil {
 		if err := writeJSON(app.Stdout, run.Output); err != nil {
 			fmt.Fprintf(app.Stderr, "ledger: warning: %s\n", app.Engine().HookWarning(app.Getenv("XDG_STATE_HOME"), run.Receipt.Event, err))

@@ -27,7 +27,7 @@ type hooksOptions struct {
 func newHooksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
-		Short: "Install or remove ledger's hooks in an agent's settings; show what they did",
+		Short: "Install or remove ledger's hooks in an agent's settings (or its plugin: Pi, OpenCode, Kilo); show what they did",
 		Long: `Add ledger's hooks to Claude Code's settings.json (or, with --agent codex, to
 Codex's hooks.json; --agent gemini, qwen or copilot: Gemini CLI's, Qwen Code's
 or Copilot CLI's settings.json), or take them out again; 'ledger hooks log'
@@ -48,11 +48,21 @@ settings: with --agent gemini, qwen or copilot ledger's hooks go in
 ($GEMINI_CLI_HOME, $QWEN_HOME, $COPILOT_HOME; --scope project:
 .gemini/settings.json, .qwen/settings.json, .github/hooks/ledger.json), edited
 as Claude Code's are, each in the agent's own shape. Clear mode and the status
-line are Claude Code's (and Codex's) only.`,
+line are Claude Code's (and Codex's) only.
+
+OpenCode, Kilo CLI and Pi take plugins, not hook commands: with --agent
+opencode, kilo or pi ledger writes one plugin file that runs 'ledger hook' at
+their events (~/.config/opencode/plugin/ledger.js, ~/.config/kilo/plugin/ledger.js,
+~/.pi/agent/extensions/ledger.ts; --scope project: .opencode/plugin/,
+.kilo/plugin/, .pi/extensions/), and uninstall removes that file and the
+folders it made, nothing else. A file of that name that ledger did not write
+is left alone.`,
 		Example: `  ledger hooks install
   ledger hooks install --agent codex
   ledger hooks install --agent gemini
   ledger hooks install --agent copilot --scope project
+  ledger hooks install --agent opencode
+  ledger hooks install --agent pi --startup
   ledger hooks install --mode clear --scope project
   ledger hooks install --statusline
   ledger hooks uninstall
@@ -73,8 +83,8 @@ line are Claude Code's (and Codex's) only.`,
 				return runHooks(cmd.Context(), app, opts)
 			},
 		}
-		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json), codex (hooks.json), gemini, qwen or copilot (their settings.json)")
-		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/settings.json) or project (.claude/settings.json, .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/ledger.json here)")
+		sub.Flags().StringVar(&opts.Agent, "agent", "claude", "`claude` (settings.json), codex (hooks.json), gemini, qwen or copilot (their settings.json), or opencode, kilo, pi (a plugin file)")
+		sub.Flags().StringVar(&opts.Scope, "scope", "user", "`user` (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json, ~/.qwen/settings.json, ~/.copilot/settings.json, the plugin agents' config folders) or project (.claude/settings.json, .codex/hooks.json, .gemini/settings.json, .qwen/settings.json, .github/hooks/ledger.json, .opencode/plugin/, .kilo/plugin/, .pi/extensions/ here)")
 		if install {
 			sub.Flags().StringVar(&opts.Mode, "mode", "assist", "`assist` (handoff before each compaction) or clear (block auto-compaction once the handoff is written, so you /clear instead)")
 			sub.Flags().BoolVar(&opts.Startup, "startup", false, "also inject the project's latest handoff into brand-new sessions")
@@ -91,8 +101,11 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if opts.Install && opts.Mode != "assist" && opts.Mode != "clear" {
 		return usagef("--mode %q: want assist or clear", opts.Mode)
 	}
+	if agentconfig.IsPluginAgent(opts.Agent) {
+		return runPluginHooks(ctx, app, opts)
+	}
 	if _, ok := engine.AgentHookEvents(opts.Agent); !ok || opts.Agent == "" {
-		return usagef("--agent %q: want claude, codex, gemini, qwen or copilot", opts.Agent)
+		return usagef("--agent %q: want claude, codex, gemini, qwen, copilot, opencode, kilo or pi", opts.Agent)
 	}
 	if opts.StatusLine && opts.Agent != "claude" {
 		return usagef("--statusline: %s has no status line command; it is Claude Code's", engine.AgentName(opts.Agent))

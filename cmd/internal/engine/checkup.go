@@ -103,6 +103,7 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 		c.Hooks = append(c.Hooks, hs)
 	}
 	c.Hooks = append(c.Hooks, agentHookSetups(o, &c)...)
+	c.Hooks = append(c.Hooks, pluginSetups(o, &c)...)
 	if c.Receipts, err = st.LastHookReceipts(ctx); err != nil {
 		return c, err
 	}
@@ -125,6 +126,7 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 		return c, err
 	}
 	c.Transcripts = append(c.Transcripts, more...)
+	c.Transcripts = append(c.Transcripts, pluginTranscripts(ctx, o, cursors)...)
 	if c.Excluded, err = e.ExcludedProjects(ctx); err != nil {
 		return c, err
 	}

@@ -40,6 +40,11 @@ type HandoffRequest struct {
 	// the session already has a record of the same source at the same point
 	// of the transcript, nothing is written.
 	Once bool
+	// Attach makes the handoff that of the session's compaction read from
+	// its transcript moments before, if there is one (OpenCode and Kilo
+	// store a compaction before their pre-compaction event fires; see
+	// store.CompactionRecord.Attach).
+	Attach bool
 }
 
 // Handoff is a handoff the engine wrote (or found already written).
@@ -142,6 +147,9 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 		if fi, err := os.Stat(sess.Project); req.InProject && sess.Project != "" && err == nil && fi.IsDir() {
 			d.Path = InProjectHandoffPath(sess.Project, sess.ID, filepath.Base(d.Path))
 		}
+	}
+	if req.Attach {
+		d.Record.Attach = preCompactDebounce
 	}
 	if req.Once {
 		d.Record.Debounce = preCompactDebounce

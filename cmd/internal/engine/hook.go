@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentledger/ledger/cmd/internal/agentconfig"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
@@ -39,6 +40,9 @@ type HookInput struct {
 	Model string `json:"model"`
 	// TurnID is Codex's turn (absent at SessionStart).
 	TurnID string `json:"turn_id"`
+	// Agent names the agent in a plugin's payload (plugins.go); the
+	// --agent the plugin runs ledger with is what counts.
+	Agent string `json:"agent"`
 }
 
 // maxHookInput caps what a hook reads from stdin: hook inputs are small; a
@@ -135,6 +139,9 @@ type HookOptions struct {
 	// StateDir is $XDG_STATE_HOME ("" for ~/.local/state): where the hook
 	// log is.
 	StateDir string
+	// Database is the agent's session database (OpenCode, Kilo), read when
+	// the payload names no transcript_path (plugins.go).
+	Database string
 }
 
 // BlockError asks Claude Code to block the event (the hook exits 2 with
@@ -273,7 +280,7 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 		return false
 	}
 	path := e.expandHome(in.TranscriptPath)
-	fs, err := e.IngestFile(store.WithLockDeadline(ctx, c.lockBy), path, IngestOptions{StopAt: c.readBy})
+	fs, err := e.IngestFile(store.WithLockDeadline(ctx, c.lockBy), path, IngestOptions{StopAt: c.readBy, Session: in.SessionID})
 	switch {
 	case lockHeld(ctx, err):
 		r.deferred("the ledger's write lock was held by another process: the transcript's new lines are left for the next event")
@@ -361,7 +368,8 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 	if trigger != "manual" && trigger != "auto" {
 		trigger = "auto"
 	}
-	req := HandoffRequest{Trigger: trigger, Budget: handoff.DefaultBudget, Source: "hook", Once: true}
+	req := HandoffRequest{Trigger: trigger, Budget: handoff.DefaultBudget, Source: "hook", Once: true,
+		Attach: o.Agent == "opencode" || o.Agent == "kilo"}
 	if in.CustomInstructions != nil {
 		req.Note = *in.CustomInstructions
 	}
@@ -412,7 +420,7 @@ func (e *Engine) hookHandoff(ctx context.Context, in HookInput, req HandoffReque
 	if err != nil {
 		return nil, handoffDraft{}, err
 	}
-	tail, info, err := unreadMessages(ctx, st, e.expandHome(in.TranscriptPath))
+	tail, info, err := unreadMessages(ctx, st, e.expandHome(in.TranscriptPath), in.SessionID)
 	if err != nil {
 		return nil, handoffDraft{}, err
 	}
@@ -465,6 +473,10 @@ func NewSessionStartOutput(md string) SessionStartOutput {
 // (a ledger another process is writing, or one this user cannot write).
 func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, c hookClocks, r *hookResult) {
 	req := ResumeRequest{Budget: handoff.DefaultResumeBudget, MaxChars: MaxHookContext}
+	if in.Source == "" && agentconfig.IsPluginAgent(o.Agent) {
+		in.Source = e.startSource(ctx, in, c, r)
+		r.note("a %s session's start, taken as %s", AgentName(o.Agent), in.Source)
+	}
 	switch {
 	case in.Source == "compact" || in.Source == "resume":
 		if in.TranscriptPath != "" {

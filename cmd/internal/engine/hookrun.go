@@ -78,6 +78,9 @@ func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) Ho
 	if !ok {
 		return HookRun{}
 	}
+	if in.TranscriptPath == "" && o.Database != "" {
+		in.TranscriptPath = o.Database // OpenCode's and Kilo's plugin (plugins.go)
+	}
 	hard := start.Add(budget - hookExit)
 	share := func(f float64) time.Time { return start.Add(time.Duration(float64(budget) * f)) }
 	c := hookClocks{lockBy: share(hookLockShare), readBy: share(hookReadShare), handoffLockBy: share(hookHandoffShare)}
@@ -188,9 +191,13 @@ const maxUnread = 16 << 20
 
 // unreadMessages reads, without writing to the ledger, the messages of the
 // transcript at path that the ledger does not hold yet: from its cursor
-// (or the start), at most the last maxUnread bytes.
-func unreadMessages(ctx context.Context, st *store.Store, path string) ([]compact.Message, tailInfo, error) {
+// (or the start), at most the last maxUnread bytes; of an agent's database,
+// the session's.
+func unreadMessages(ctx context.Context, st *store.Store, path, session string) ([]compact.Message, tailInfo, error) {
 	var info tailInfo
+	if f, ok := transcript.DatabaseFormat(path); ok {
+		return unreadDBMessages(ctx, st, AbsPath(path), f, session)
+	}
 	f, err := transcript.Open(path)
 	if err != nil {
 		return nil, info, fmt.Errorf("transcript_path %s: %w", path, err)

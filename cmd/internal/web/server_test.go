@@ -112,6 +112,7 @@ func TestPages(t *testing.T) {
 		{"GET", "/sessions?page=1", 400, []string{"page 1: past the last page of sessions"}, nil},
 		{"GET", "/sessions?agent=cursor", 400, []string{`agent &#34;cursor&#34;: want one of claude, codex, gemini`}, nil},
 		{"GET", "/sessions?agent=gemini", 200, []string{"No sessions", `<option value="gemini" selected>Gemini CLI</option>`, `<option value="copilot">Copilot CLI</option>`}, []string{sampleCodex}},
+		{"GET", "/sessions?agent=pi", 200, []string{"No sessions", `<option value="pi" selected>Pi</option>`, `<option value="kilo">Kilo CLI</option>`}, []string{sampleCodex}},
 		{"GET", "/sessions?since=last+tuesday", 400, []string{"since &#34;last tuesday&#34;: want a date"}, nil},
 		{"GET", "/sessions?page=-1", 400, []string{"page &#34;-1&#34;: want a whole number"}, nil},
 		{"GET", "/sessions/" + webSession, 200, []string{"compaction-marker", "Context per message", `id="m0"`,

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// agentFixture is a file of testdata/agents.
+func agentFixture(parts ...string) string {
+	return filepath.Join(append([]string{"..", "..", "..", "testdata", "agents"}, parts...)...)
+}
+
+// copyAgentDB copies a fixture database to dir/name, as the agent's own.
+func copyAgentDB(t *testing.T, src, dir, name string) string {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// agentWriter opens an agent's database as the agent does (WAL).
+func agentWriter(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
+	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(0)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestIngestOpenCodeDB ingests OpenCode's and Kilo's real databases: the
+// session with its messages, tool calls, usage, model, project and the
+// compaction with its summary; a second ingest reads nothing (the database
+// is not even opened); rows the agent adds are read once, by a whole
+// ingest or by the hook's read of that session.
+func TestIngestOpenCodeDB(t *testing.T) {
+	t.Parallel()
+	for _, fx := range []struct{ name, file, db, session, project string }{
+		{"opencode", agentFixture("opencode-1.18.33", "opencode.db"), "opencode.db", "ses_de942ed70ffeMnYg4uqeokH7Or", "/work/agents-cache/proj-oc"},
+		{"kilo", agentFixture("kilo-7.7.7", "kilo.db"), "kilo.db", "ses_de93d91f3ffet4VlhKFvCobcPA", "/work/agents-cache/proj-kilo"},
+	} {
+		t.Run(fx.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, st := openEngine(t)
+			dir := filepath.Join(t.TempDir(), "data", fx.name)
+			path := copyAgentDB(t, fx.file, dir, fx.db)
+			sum, err := e.Ingest(ctx, []string{filepath.Dir(dir)}, IngestOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantMsgs := map[string]int{"opencode": 16, "kilo": 17}[fx.name]
+			if sum.Files != 1 || sum.Sessions != 1 || sum.Messages != wantMsgs || sum.Compactions != 1 || sum.SkippedLines != 0 || len(sum.Failed) != 0 {
+				t.Fatalf("summary %+v", sum)
+			}
+			sess, err := st.Session(ctx, fx.session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.Source != fx.name || sess.Project != fx.project || sess.Title != "Fake title" || sess.Model != "m" ||
+				sess.ToolCalls != 4 || sess.Compactions != 1 || sess.ContextTokens != 1209 && sess.ContextTokens != 1208 {
+				t.Errorf("session %+v", sess)
+			}
+			cs, err := st.Compactions(ctx, store.CompactionFilter{SessionID: fx.session})
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("compactions %+v %v", cs, err)
+			}
+			if c := cs[0]; c.Trigger != "auto" || !strings.HasPrefix(c.Summary, "## Goal\nWrite notes files") ||
+				c.PreTokens.Int64 != 15500 || c.Source != "transcript" || c.ToolCalls != 2 {
+				t.Errorf("compaction %+v", c)
+			}
+			again, err := e.Ingest(ctx, []string{path}, IngestOptions{})
+			if err != nil || again.Files != 0 || again.Messages != 0 || again.Unchanged() != 1 {
+				t.Fatalf("second ingest %+v %v", again, err)
+			}
+
+			// The agent goes on: a new prompt and a completed reply.
+			w := agentWriter(t, path)
+			for _, q := range []string{
+				`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz1', '` + fx.session + `', 1795679999000, 1795679999000, '{"role":"user","time":{"created":1795679999000}}')`,
+				`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz1', 'msg_zz1', '` + fx.session + `', 1795679999001, 1795679999001, '{"type":"text","text":"one more thing"}')`,
+				`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz2', '` + fx.session + `', 1795679999100, 1795679999200, '{"role":"assistant","modelID":"m","time":{"created":1795679999100,"completed":1795679999200},"tokens":{"input":2000,"output":10,"reasoning":0,"cache":{"read":0,"write":0}}}')`,
+				`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz2', 'msg_zz2', '` + fx.session + `', 1795679999101, 1795679999101, '{"type":"text","text":"done too"}')`,
+				`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = '` + fx.session + `'`,
+			} {
+				if _, err := w.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The hook's read of the session (the database path and the session id).
+			fs, err := e.IngestFile(ctx, path, IngestOptions{Session: fx.session})
+			if err != nil || !fs.Read || fs.Counts.Messages != 2 || fs.Session != fx.session {
+				t.Fatalf("hook read %+v %v", fs, err)
+			}
+			// The whole ingest after it finds the session read already.
+			third, err := e.Ingest(ctx, []string{path}, IngestOptions{})
+			if err != nil || third.Messages != 0 {
+				t.Fatalf("third ingest %+v %v", third, err)
+			}
+			if sess, _ = st.Session(ctx, fx.session); sess.ContextTokens != 2000 || sess.Messages != int64(wantMsgs+2) {
+				t.Errorf("session after the new rows %+v", sess)
+			}
+			msgs, err := st.Messages(ctx, fx.session, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := msgs[len(msgs)-1]; last.Text() != "done too" || last.ParentUUID != "prt_zz1" {
+				t.Errorf("last message %+v", last)
+			}
+		})
+	}
+}
+
+// TestHandoffOfPluginAgents: a handoff of an OpenCode, Kilo or Pi session
+// names the files its write tool wrote (OpenCode's {filePath}, Pi's
+// relative {path}) and its task.
+func TestHandoffOfPluginAgents(t *testing.T) {
+	t.Parallel()
+	for _, fx := range []struct{ name, path, session, want string }{
+		{"opencode", agentFixture("opencode-1.18.33", "opencode.db"), "ses_de942ed70ffeMnYg4uqeokH7Or", "/work/agents-cache/proj-oc/notes-2.txt"},
+		{"pi", agentFixture("pi-0.73.1"), "01a216c2-8921-7397-bbc1-38fa2acd5419", "/work/agents-cache/proj-pi/notes-1.txt"},
+	} {
+		t.Run(fx.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, _ := openEngine(t)
+			path := fx.path
+			if fx.name == "opencode" {
+				path = copyAgentDB(t, fx.path, t.TempDir(), "opencode.db")
+			}
+			if _, err := e.Ingest(ctx, []string{path}, IngestOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			h, err := e.WriteHandoff(ctx, fx.session, HandoffRequest{Trigger: "manual", Budget: 2000, Out: filepath.Join(t.TempDir(), "h.md"), Source: "cli"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, f := range h.FilesModified {
+				found = found || f == fx.want
+			}
+			if !found || !strings.Contains(h.Task, "Write notes-1.txt with the word alpha") {
+				t.Errorf("files modified %v, task %q", h.FilesModified, h.Task)
+			}
+		})
+	}
+}
+
+// TestUnreadDBMessages: what a PreCompact's handoff adds to the ledger's
+// messages when the ingest could not write: the session's messages in the
+// agent's database past its cursor, and only those.
+func TestUnreadDBMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	path := copyAgentDB(t, agentFixture("opencode-1.18.33", "opencode.db"), t.TempDir(), "opencode.db")
+	const sid = "ses_de942ed70ffeMnYg4uqeokH7Or"
+	all, info, err := unreadMessages(ctx, st, path, sid)
+	if err != nil || len(all) != 16 || info.project != "/work/agents-cache/proj-oc" {
+		t.Fatalf("before any ingest: %d messages, %+v, %v", len(all), info, err)
+	}
+	if _, err := e.Ingest(ctx, []string{path}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if none, _, err := unreadMessages(ctx, st, path, sid); err != nil || len(none) != 0 {
+		t.Fatalf("after the ingest: %d messages, %v", len(none), err)
+	}
+	w := agentWriter(t, path)
+	for _, q := range []string{
+		`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_u1', '` + sid + `', 1795679999000, 1795679999000, '{"role":"user","time":{"created":1795679999000}}')`,
+		`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_u1', 'msg_u1', '` + sid + `', 1795679999001, 1795679999001, '{"type":"text","text":"unread prompt"}')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail, _, err := unreadMessages(ctx, st, path, sid)
+	if err != nil || len(tail) != 1 || tail[0].Text() != "unread prompt" {
+		t.Fatalf("the new prompt: %+v, %v", tail, err)
+	}
+	if n, err := st.Messages(ctx, sid, 0); err != nil || len(n) != 16 {
+		t.Errorf("reading the tail wrote to the ledger: %d messages, %v", len(n), err)
+	}
+}
