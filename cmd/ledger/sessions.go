@@ -29,9 +29,10 @@ func newSessionsCmd(app *App) *cobra.Command {
 		Use:   "sessions",
 		Short: "List sessions, newest activity first",
 		Long: `List the sessions in the ledger, newest activity first, with their source
-(the agent: claude, codex, gemini, qwen, copilot), project folder, title,
-message and compaction counts, and the cost its agent reports (Claude Code:
-dollars at list prices, lines its edits added and removed; "-" for none).`,
+(the agent: claude, codex, gemini, qwen, copilot, pi, opencode, kilo), project
+folder, title, message and compaction counts, and the cost its agent reports
+(Claude Code: dollars at list prices, lines its edits added and removed; "-"
+for none).`,
 		Example: `  ledger sessions --limit 10
   ledger sessions --project . --json
   ledger sessions --host build-runner-3   # one machine's, on a team ledger
