@@ -53,7 +53,7 @@ line are Claude Code's (and Codex's) only.
 OpenCode, Kilo CLI and Pi take plugins, not hook commands: with --agent
 opencode, kilo or pi ledger writes one plugin file that runs 'ledger hook' at
 their events (~/.config/opencode/plugin/ledger.js, ~/.config/kilo/plugin/ledger.js,
-~/.pi/agent/extensions/ledger.ts; --scope project: .opencode/plugin/,
+~/.pi/agent/extensions/ledger.js; --scope project: .opencode/plugin/,
 .kilo/plugin/, .pi/extensions/), and uninstall removes that file and the
 folders it made, nothing else. A file of that name that ledger did not write
 is left alone.`,

@@ -147,3 +147,181 @@ func TestOpenCodePluginFailsOpen(t *testing.T) {
 		})
 	}
 }
+
+// piDriver loads ledger's Pi extension as Pi 0.73 does (the module's
+// default export, called with the extension API, whose on() registers a
+// handler per event) and emits Pi's events in the order Pi emits them in a
+// resumed session that compacts: session_start, before_agent_start (whose
+// result message Pi adds before the prompt), again for a second prompt,
+// session_before_compact, session_compact, before_agent_start, agent_end,
+// session_shutdown. The context's sessionManager reads the session file as
+// Pi's does. It prints each before_agent_start result and how long the
+// events took.
+const piDriver = `
+import { readFileSync } from "node:fs"
+const mod = await import(process.argv[2])
+const [file, id, cwd] = process.argv.slice(3)
+const handlers = new Map()
+mod.default({ on: (name, fn) => handlers.set(name, [...(handlers.get(name) ?? []), fn]) })
+const ctx = {
+  cwd,
+  sessionManager: {
+    getSessionId: () => id,
+    getSessionFile: () => file,
+    getEntries: () => readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type !== "session"),
+  },
+}
+const emit = async (type, fields) => {
+  let result
+  for (const fn of handlers.get(type) ?? []) result = (await fn({ type, ...fields }, ctx)) ?? result
+  return result ?? null
+}
+const t0 = Date.now()
+await emit("session_start", { reason: "startup" })
+const first = await emit("before_agent_start", { prompt: "Carry on", systemPrompt: "You are pi." })
+const second = await emit("before_agent_start", { prompt: "And then", systemPrompt: "You are pi." })
+await emit("session_before_compact", { preparation: {}, branchEntries: [], signal: new AbortController().signal })
+await emit("session_compact", { compactionEntry: {}, fromExtension: false })
+const afterCompact = await emit("before_agent_start", { prompt: "Go on", systemPrompt: "You are pi." })
+await emit("agent_end", { messages: [] })
+await emit("session_shutdown", { reason: "quit" })
+console.log(JSON.stringify({ first, second, afterCompact, ms: Date.now() - t0, events: [...handlers.keys()] }))
+`
+
+// piResult is what piDriver prints.
+type piResult struct {
+	First, Second, AfterCompact *struct {
+		Message struct {
+			CustomType, Content string
+			Display             bool
+		}
+	}
+	Ms     int
+	Events []string
+}
+
+// runPiExtension installs ledger's Pi extension with the real binary in
+// home, copies it as an ES module (edited by edit, when set) and runs
+// piDriver on it for the session file.
+func runPiExtension(t *testing.T, home, file, session, cwd string, edit func(string) string) piResult {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if r := execLedger(t, home, "", "", nil, "hooks", "install", "--agent", "pi"); r.code != 0 {
+		t.Fatalf("install: %s", r.stderr)
+	}
+	src, err := os.ReadFile(filepath.Join(home, ".pi", "agent", "extensions", "ledger.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		src = []byte(edit(string(src)))
+	}
+	dir := t.TempDir()
+	mod, driver := filepath.Join(dir, "ledger.mjs"), filepath.Join(dir, "driver.mjs")
+	if err := os.WriteFile(mod, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(driver, []byte(piDriver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, driver, mod, file, session, cwd)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(node), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, b)
+	}
+	var out piResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("driver printed %q: %v", b, err)
+	}
+	return out
+}
+
+// TestPiExtension runs ledger's Pi extension under node as Pi runs it, in
+// a home where Pi has kept a session: the first prompt of the resumed
+// session gets the session's resume context as a hidden ledger message, a
+// second prompt nothing; the compaction writes a handoff and the first
+// prompt after it gets the context again; agent_end and the shutdown read
+// the file; ledger's hook log has every event, taken by the real binary.
+func TestPiExtension(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	const session = "01a216c2-8921-7397-bbc1-38fa2acd5419"
+	file := copyTo(t, pluginFixture("pi-0.73.1", piFixtureName), filepath.Join(home, ".pi", "agent", "sessions", "--work-agents-cache-proj-pi--", piFixtureName))
+	out := runPiExtension(t, home, file, session, "/work/agents-cache/proj-pi", nil)
+	for name, res := range map[string]*struct {
+		Message struct {
+			CustomType, Content string
+			Display             bool
+		}
+	}{"first": out.First, "after the compaction": out.AfterCompact} {
+		if res == nil || res.Message.CustomType != "ledger" || res.Message.Display ||
+			!strings.Contains(res.Message.Content, "# Resume") || !strings.Contains(res.Message.Content, session) {
+			t.Errorf("%s prompt's message %+v", name, res)
+		}
+	}
+	if out.Second != nil {
+		t.Errorf("a second prompt got %+v", out.Second)
+	}
+	r := execLedger(t, home, "", "", nil, "hooks", "log", "--json")
+	var receipts []struct {
+		Event, Outcome, Detail string
+		Session                string `json:"session_id"`
+	}
+	decodeJSON(t, r.stdout, &receipts)
+	var events []string
+	for i := len(receipts) - 1; i >= 0; i-- {
+		events = append(events, receipts[i].Event)
+		if receipts[i].Session != session || receipts[i].Outcome == "failed" {
+			t.Errorf("receipt %+v", receipts[i])
+		}
+	}
+	if strings.Join(events, " ") != "SessionStart PreCompact PostCompact SessionStart Stop SessionEnd" {
+		t.Errorf("hook log %v", events)
+	}
+	rows := auditRows(t, home, filepath.Join(home, ".local", "share", "ledger", "ledger.db"))
+	if len(rows) != 2 || rows[1].Source != "hook" || rows[1].HandoffID == nil {
+		t.Errorf("audit %+v", rows)
+	}
+}
+
+// TestPiExtensionFailsOpen: with the ledger binary gone and no ledger on
+// PATH, or with a ledger that hangs (killed at the event's timeout, here
+// made short), the extension adds no message and throws nothing.
+func TestPiExtensionFailsOpen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+	}{
+		{"missing", func(s string) string {
+			return regexp.MustCompile(`(?m)^const LEDGER = .*$`).ReplaceAllString(s, `const LEDGER = "/nonexistent/ledger"`)
+		}},
+		{"hanging", func(s string) string {
+			hang := filepath.Join(t.TempDir(), "ledger")
+			if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s = regexp.MustCompile(`(?m)^const LEDGER = .*$`).ReplaceAllString(s, `const LEDGER = "`+hang+`"`)
+			return regexp.MustCompile(`(?m)^const TIMEOUT = .*$`).ReplaceAllString(s,
+				`const TIMEOUT = {"SessionStart":300,"PreCompact":300,"PostCompact":300,"Stop":300,"SessionEnd":300}`)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			file := copyTo(t, pluginFixture("pi-0.73.1", piFixtureName), filepath.Join(home, "s.jsonl"))
+			out := runPiExtension(t, home, file, "01a216c2-8921-7397-bbc1-38fa2acd5419", "/p", tc.edit)
+			if out.First != nil || out.Second != nil || out.AfterCompact != nil {
+				t.Errorf("messages %+v %+v %+v", out.First, out.Second, out.AfterCompact)
+			}
+			// Six events, each killed at 300 ms at most when it hangs.
+			if out.Ms > 15000 {
+				t.Errorf("the events took %d ms", out.Ms)
+			}
+		})
+	}
+}

@@ -21,17 +21,17 @@ import (
 //	agent     user scope                               project scope
 //	opencode  $XDG_CONFIG_HOME/opencode/plugin/ledger.js  .opencode/plugin/ledger.js
 //	kilo      $XDG_CONFIG_HOME/kilo/plugin/ledger.js      .kilo/plugin/ledger.js
-//	pi        $PI_CODING_AGENT_DIR/extensions/ledger.ts   .pi/extensions/ledger.ts
+//	pi        $PI_CODING_AGENT_DIR/extensions/ledger.js   .pi/extensions/ledger.js
 //	          (~/.pi/agent by default)
 //
 // OpenCode and Kilo load every *.js and *.ts in a plugin/ (or plugins/)
-// folder of each of their config folders; Pi every *.ts in its extensions
+// folder of each of their config folders; Pi every *.ts and *.js in its extensions
 // folders. The file is ledger's alone: its first line says so, install
 // replaces only a file that carries it and never another one, and
 // uninstall removes it and the folders install made for it (when they are
 // empty), so that nothing else is left changed.
 
-//go:embed plugins/opencode.js plugins/pi.ts
+//go:embed plugins/opencode.js plugins/pi.js
 var pluginFS embed.FS
 
 // pluginMarker starts the first line of every plugin file ledger writes.
@@ -64,7 +64,7 @@ func PluginPath(agent, scope, home, wd string, getenv func(string) string) (stri
 		}
 		switch agent {
 		case "pi":
-			return filepath.Join(wd, ".pi", "extensions", "ledger.ts"), nil
+			return filepath.Join(wd, ".pi", "extensions", "ledger.js"), nil
 		case "kilo":
 			return filepath.Join(wd, ".kilo", "plugin", "ledger.js"), nil
 		}
@@ -83,7 +83,7 @@ func PluginPath(agent, scope, home, wd string, getenv func(string) string) (stri
 		return "", errors.New("no home folder to install the plugin in")
 	}
 	if agent == "pi" {
-		return filepath.Join(abs("PI_CODING_AGENT_DIR", filepath.Join(home, ".pi", "agent")), "extensions", "ledger.ts"), nil
+		return filepath.Join(abs("PI_CODING_AGENT_DIR", filepath.Join(home, ".pi", "agent")), "extensions", "ledger.js"), nil
 	}
 	return filepath.Join(abs("XDG_CONFIG_HOME", filepath.Join(home, ".config")), agent, "plugin", "ledger.js"), nil
 }
@@ -107,7 +107,7 @@ type PluginOptions struct {
 func PluginSource(o PluginOptions, created string) ([]byte, error) {
 	name := "opencode.js"
 	if o.Agent == "pi" {
-		name = "pi.ts"
+		name = "pi.js"
 	}
 	text, err := pluginFS.ReadFile("plugins/" + name)
 	if err != nil {
@@ -137,7 +137,7 @@ func PluginSource(o PluginOptions, created string) ([]byte, error) {
 		}
 	}
 	data["Created"] = "ledger made no folder for this file."
-	if created != "" && !strings.ContainsAny(created, "\r\n") {
+	if created != "" && !strings.ContainsAny(created, "\r\n\u2028\u2029") {
 		// (A folder whose name has a line break is not recorded: uninstall
 		// then leaves it, rather than read back another folder's name.)
 		data["Created"] = strings.TrimPrefix(createdPrefix, "// ") + created + " for this file."

@@ -27,13 +27,13 @@ func TestPluginPath(t *testing.T) {
 	}{
 		{"opencode", "user", env(), "/h/.config/opencode/plugin/ledger.js"},
 		{"kilo", "user", env(), "/h/.config/kilo/plugin/ledger.js"},
-		{"pi", "user", env(), "/h/.pi/agent/extensions/ledger.ts"},
+		{"pi", "user", env(), "/h/.pi/agent/extensions/ledger.js"},
 		{"opencode", "user", env("XDG_CONFIG_HOME", "/x"), "/x/opencode/plugin/ledger.js"},
 		{"opencode", "user", env("XDG_CONFIG_HOME", "relative"), "/h/.config/opencode/plugin/ledger.js"},
-		{"pi", "user", env("PI_CODING_AGENT_DIR", "/p"), "/p/extensions/ledger.ts"},
+		{"pi", "user", env("PI_CODING_AGENT_DIR", "/p"), "/p/extensions/ledger.js"},
 		{"opencode", "project", env(), "/w/.opencode/plugin/ledger.js"},
 		{"kilo", "project", env(), "/w/.kilo/plugin/ledger.js"},
-		{"pi", "project", env(), "/w/.pi/extensions/ledger.ts"},
+		{"pi", "project", env(), "/w/.pi/extensions/ledger.js"},
 	} {
 		got, err := PluginPath(tc.agent, tc.scope, "/h", "/w", tc.getenv)
 		if err != nil || got != tc.want {

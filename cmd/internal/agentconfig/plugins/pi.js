@@ -14,19 +14,19 @@ import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 
 // The ledger binary that installed this extension; "ledger" on PATH if it is gone.
-const LEDGER: string = {{.Ledger}}
-const ARGS: string[] = {{.Args}}
+const LEDGER = {{.Ledger}}
+const ARGS = {{.Args}}
 const AGENT = "pi"
 // Milliseconds an event's hook may take before it is killed.
-const TIMEOUT: Record<string, number> = {{.Timeouts}}
+const TIMEOUT = {{.Timeouts}}
 
-function hook(payload: Record<string, unknown>): Promise<any> {
+function hook(payload) {
   return new Promise((resolve) => {
-    let child: any
+    let child
     let out = ""
     let settled = false
-    let timer: any
-    const done = (value: any) => {
+    let timer
+    const done = (value) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
@@ -44,7 +44,7 @@ function hook(payload: Record<string, unknown>): Promise<any> {
       done(null)
     }, TIMEOUT[String(payload.hook_event_name)] ?? 15000)
     child.on("error", () => done(null))
-    child.stdout.on("data", (chunk: any) => {
+    child.stdout.on("data", (chunk) => {
       if (out.length < 4 << 20) out += chunk
     })
     child.on("close", () => {
@@ -59,25 +59,25 @@ function hook(payload: Record<string, unknown>): Promise<any> {
   })
 }
 
-export default function (pi: any) {
+export default function (pi) {
   // How the next prompt starts: set at session start and after a compaction,
   // used (and cleared) by the first prompt after it.
-  let pending: string | undefined
-  const facts = (ctx: any) => ({
+  let pending
+  const facts = (ctx) => ({
     session_id: ctx.sessionManager.getSessionId(),
     transcript_path: ctx.sessionManager.getSessionFile() ?? "",
     cwd: ctx.cwd,
   })
-  pi.on("session_start", async (event: any, ctx: any) => {
+  pi.on("session_start", async (event, ctx) => {
     try {
       if (event?.reason === "reload") return
       const replied = ctx.sessionManager
         .getEntries()
-        .some((e: any) => e?.type === "message" && e.message?.role === "assistant")
+        .some((e) => e?.type === "message" && e.message?.role === "assistant")
       pending = event?.reason === "new" ? "clear" : replied ? "resume" : "startup"
     } catch {}
   })
-  pi.on("before_agent_start", async (_event: any, ctx: any) => {
+  pi.on("before_agent_start", async (_event, ctx) => {
     try {
       if (!pending) return
       const source = pending
@@ -88,7 +88,7 @@ export default function (pi: any) {
       return { message: { customType: "ledger", content: text, display: false } }
     } catch {}
   })
-  pi.on("session_before_compact", async (event: any, ctx: any) => {
+  pi.on("session_before_compact", async (event, ctx) => {
     try {
       const instructions = event?.customInstructions
       await hook({
@@ -99,18 +99,18 @@ export default function (pi: any) {
       })
     } catch {}
   })
-  pi.on("session_compact", async (_event: any, ctx: any) => {
+  pi.on("session_compact", async (_event, ctx) => {
     try {
       pending = "compact"
       await hook({ hook_event_name: "PostCompact", ...facts(ctx) })
     } catch {}
   })
-  pi.on("agent_end", async (_event: any, ctx: any) => {
+  pi.on("agent_end", async (_event, ctx) => {
     try {
       await hook({ hook_event_name: "Stop", ...facts(ctx) })
     } catch {}
   })
-  pi.on("session_shutdown", async (event: any, ctx: any) => {
+  pi.on("session_shutdown", async (event, ctx) => {
     try {
       await hook({ hook_event_name: "SessionEnd", reason: String(event?.reason ?? ""), ...facts(ctx) })
     } catch {}
