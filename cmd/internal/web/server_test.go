@@ -315,3 +315,47 @@ func TestAgentRecordsPages(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginAgentsPages: sessions of Pi, OpenCode and Kilo CLI (real ones,
+// from testdata/agents) are listed and filtered under their agent, and
+// each one's page shows its messages and its compaction with the summary
+// the agent wrote.
+func TestPluginAgentsPages(t *testing.T) {
+	t.Parallel()
+	path := buildLedger(t,
+		testdata("agents", "pi-0.73.1", "2026-11-26T07-29-37-590Z_01a216c2-8921-7397-bbc1-38fa2acd5419.jsonl"),
+		testdata("agents", "opencode-1.18.33", "opencode.db"),
+		testdata("agents", "kilo-7.7.7", "kilo.db"))
+	s := newTestServer(t, path, Options{})
+	st, err := store.Open(context.Background(), path, store.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, err := st.Sessions(context.Background(), store.SessionFilter{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("sessions: %v %v", list, err)
+	}
+	for _, sess := range list {
+		cs, err := st.Compactions(context.Background(), store.CompactionFilter{SessionID: sess.ID})
+		if err != nil || len(cs) != 1 || cs[0].Summary == "" {
+			t.Fatalf("%s: compactions %+v %v", sess.Source, cs, err)
+		}
+		for target, want := range map[string][]string{
+			"/sessions?agent=" + sess.Source: {`<option value="` + sess.Source + `" selected>`, sess.ID[:8]},
+			"/sessions/" + sess.ID:           {"<dt>Agent</dt><dd>" + sess.Source, "compaction-marker", "notes-1.txt"},
+			"/compactions/" + itoa(cs[0].ID): {"Native summary", `<pre class="summary">`},
+		} {
+			r := get(t, s, "GET", target)
+			if r.code != 200 {
+				t.Errorf("%s: status %d", target, r.code)
+				continue
+			}
+			for _, w := range want {
+				if !strings.Contains(r.body, w) {
+					t.Errorf("%s lacks %q\n%s", target, w, excerpt(r.body))
+				}
+			}
+		}
+	}
+}
