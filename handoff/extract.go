@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff/shell"
 )
 
 // ExtractOptions carries what the messages themselves do not say.
@@ -96,7 +97,7 @@ type use struct {
 	cmd     string        // normalized shell command
 	raw     string        // the command line as run
 	shell   shellInfo
-	words   []pipeline
+	words   []shell.Pipeline
 	isShell bool
 	poll    string // background id this call polls (TaskOutput, write_stdin)
 	errKey  string // names the call for error resolution; "" to ignore failures
@@ -628,7 +629,7 @@ func (x *extractor) shellSucceeded(u use, output string) {
 	}
 	for _, p := range u.shell.pipes {
 		for i, words := range p {
-			w := program(words)
+			w := shell.Program(words)
 			if len(w) == 0 {
 				continue
 			}

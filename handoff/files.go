@@ -3,6 +3,8 @@ package handoff
 import (
 	"path"
 	"strings"
+
+	"github.com/agentledger/ledger/handoff/shell"
 )
 
 // The files a session really changed: from its file tools (Edit, Write,
@@ -283,17 +285,17 @@ func gitEffect(x *extractor, c shellCmd) {
 // redirections, then each command's effect (fileEffects). Paths are
 // relative to the folder it runs in, the project, which a leading cd
 // moves.
-func (x *extractor) shellFiles(pipes []pipeline, seq int) {
+func (x *extractor) shellFiles(pipes []shell.Pipeline, seq int) {
 	dir := x.project
 	resolve := func(p string) string { return x.projectFile(dir, p) }
 	for _, pipe := range pipes {
 		for _, words := range pipe {
-			for _, t := range redirectTargets(words) {
+			for _, t := range shell.RedirectTargets(words) {
 				if p := resolve(t); p != "" {
 					x.files.change(p, x.newOrModified(p), seq)
 				}
 			}
-			w := program(words)
+			w := shell.Program(words)
 			if len(w) == 0 {
 				continue
 			}

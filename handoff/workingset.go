@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff/shell"
 )
 
 // The working set is what the agent had in hand when the work stopped,
@@ -212,11 +213,11 @@ var readers = map[string]bool{"cat": true, "nl": true, "head": true, "tail": tru
 // (cat, sed -n, nl, head) and the commands of the loop it runs. Only the
 // first command of a pipe can be one of the loop: what follows it
 // filters or formats its output.
-func (x *extractor) workShell(pipes []pipeline) {
+func (x *extractor) workShell(pipes []shell.Pipeline) {
 	dir := x.project
 	for _, p := range pipes {
 		for i, words := range p {
-			w := program(words)
+			w := shell.Program(words)
 			if len(w) == 0 {
 				continue
 			}
@@ -277,16 +278,16 @@ func loopKey(w []string) string {
 // a command (sudo, time, timeout 60, env X=1), and keeps what says how it
 // runs (python -m, npx, bundle exec): the command as it is shown.
 func unwrapLight(words []string) []string {
-	w := dropRedirects(words)
+	w := shell.DropRedirects(words)
 	for len(w) > 0 {
 		base := path.Base(w[0])
 		switch {
-		case envAssign.MatchString(w[0]):
+		case shell.IsAssignment(w[0]):
 			w = w[1:]
 			continue
 		case base == "sudo" || base == "time" || base == "nohup" || base == "env" || base == "nice" || base == "exec" || base == "command":
 			w = w[1:]
-			for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
+			for len(w) > 0 && (strings.HasPrefix(w[0], "-") || shell.IsAssignment(w[0])) {
 				w = w[1:]
 			}
 			continue
@@ -411,7 +412,7 @@ func (x *extractor) shellReads(w []string, after [][]string, dir string) {
 	from, to := lineSpan(base, w)
 	if from == 0 && to == 0 {
 		for _, next := range after {
-			nw := program(next)
+			nw := shell.Program(next)
 			if len(nw) > 0 {
 				from, to = lineSpan(path.Base(nw[0]), nw)
 			}
@@ -592,10 +593,10 @@ var listers = map[string]bool{"grep": true, "egrep": true, "rg": true, "ag": tru
 	"fd": true, "ls-files": true}
 
 // shellList reads the files a successful search command listed.
-func (x *extractor) shellList(pipes []pipeline, output string) {
+func (x *extractor) shellList(pipes []shell.Pipeline, output string) {
 	for _, p := range pipes {
 		last := p[len(p)-1]
-		w := program(p[0])
+		w := shell.Program(p[0])
 		if len(w) == 0 {
 			continue
 		}
@@ -607,7 +608,7 @@ func (x *extractor) shellList(pipes []pipeline, output string) {
 			continue
 		}
 		// a count or a pager after the search hides the list
-		if lw := program(last); len(p) > 1 && len(lw) > 0 && path.Base(lw[0]) == "wc" {
+		if lw := shell.Program(last); len(p) > 1 && len(lw) > 0 && path.Base(lw[0]) == "wc" {
 			continue
 		}
 		x.workList(output, "")

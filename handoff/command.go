@@ -3,6 +3,8 @@ package handoff
 import (
 	"path"
 	"strings"
+
+	"github.com/agentledger/ledger/handoff/shell"
 )
 
 // A shell command line is read just well enough to answer the handoff's
@@ -11,310 +13,6 @@ import (
 // status speak for the test runner or for something piped after it, is it
 // only looking around, and which files does it move, delete or write.
 // Quotes and heredocs are honoured; subshells stay inside one word.
-
-// pipeline is one command list element: commands joined by pipes.
-type pipeline [][]string
-
-// parseShell splits a command line into pipelines (separated by &&, ||, ;,
-// & and newlines) of commands (separated by |), each a list of words with
-// quotes removed. A heredoc's body is skipped: its lines are data.
-func parseShell(line string) []pipeline {
-	l := shellLexer{line: line}
-	for l.i = 0; l.i < len(line); l.i++ {
-		l.step(line[l.i])
-	}
-	l.endPipe()
-	return l.out
-}
-
-// shellLexer is parseShell's state: the pipelines so far, the one being
-// read, its command's words, the word being read.
-type shellLexer struct {
-	line    string
-	i       int
-	out     []pipeline
-	cur     pipeline
-	words   []string
-	word    strings.Builder
-	inWord  bool     // a word has started (possibly empty: "")
-	depth   int      // ( ) nesting, $( ) included
-	heredoc []string // delimiters of heredocs whose bodies follow the line
-}
-
-// step reads the byte at l.i (and what it takes with it).
-func (l *shellLexer) step(c byte) {
-	switch {
-	case c == '\\' && l.i+1 < len(l.line):
-		l.escape()
-	case c == '\'':
-		l.singleQuoted()
-	case c == '"':
-		l.doubleQuoted()
-	case c == '(' || c == ')' || l.depth > 0:
-		l.nested(c)
-	case c == ' ' || c == '\t':
-		l.endWord()
-	case c == '\n':
-		l.endPipe()
-		for len(l.heredoc) > 0 { // skip each pending heredoc's body
-			l.i = skipHeredoc(l.line, l.i+1, l.heredoc[0])
-			l.heredoc = l.heredoc[1:]
-		}
-	case c == ';':
-		l.endPipe()
-	case c == '&':
-		l.ampersand()
-	case c == '|':
-		l.bar()
-	default:
-		l.add(string(c))
-	}
-}
-
-func (l *shellLexer) add(s string) {
-	l.word.WriteString(s)
-	l.inWord = true
-}
-
-// escape is a backslash: a line continuation, or the next byte as is.
-func (l *shellLexer) escape() {
-	l.i++
-	if l.line[l.i] == '\n' {
-		l.endWord()
-		return
-	}
-	l.add(l.line[l.i : l.i+1])
-}
-
-// singleQuoted takes '...' as it is.
-func (l *shellLexer) singleQuoted() {
-	rest := l.line[l.i+1:]
-	j := strings.IndexByte(rest, '\'')
-	if j < 0 {
-		l.add(rest)
-		l.i = len(l.line)
-		return
-	}
-	l.add(rest[:j])
-	l.i += j + 1
-}
-
-// doubleQuoted takes "..." with its escaped quotes.
-func (l *shellLexer) doubleQuoted() {
-	j := l.i + 1
-	for j < len(l.line) && l.line[j] != '"' {
-		if l.line[j] == '\\' && j+1 < len(l.line) {
-			j++
-		}
-		j++
-	}
-	l.add(strings.ReplaceAll(l.line[l.i+1:min(j, len(l.line))], `\"`, `"`))
-	l.i = j
-}
-
-// nested keeps a subshell, $( ), inside the word.
-func (l *shellLexer) nested(c byte) {
-	switch {
-	case c == '(':
-		l.depth++
-	case c == ')' && l.depth > 0:
-		l.depth--
-	}
-	l.add(string(c))
-}
-
-// ampersand is && (a new pipeline), a redirection (2>&1, &>file), or a
-// background job (a new pipeline).
-func (l *shellLexer) ampersand() {
-	next := byte(0)
-	if l.i+1 < len(l.line) {
-		next = l.line[l.i+1]
-	}
-	switch {
-	case next == '&':
-		l.endPipe()
-		l.i++
-	case (l.i > 0 && (l.line[l.i-1] == '>' || l.line[l.i-1] == '<')) || next == '>':
-		l.add("&")
-	default:
-		l.endPipe()
-	}
-}
-
-// bar is || (a new pipeline) or | and |& (the next command of the pipe).
-func (l *shellLexer) bar() {
-	if l.i+1 < len(l.line) && l.line[l.i+1] == '|' {
-		l.endPipe()
-		l.i++
-		return
-	}
-	l.endCmd()
-	if l.i+1 < len(l.line) && l.line[l.i+1] == '&' {
-		l.i++
-	}
-}
-
-func (l *shellLexer) endWord() {
-	if !l.inWord {
-		return
-	}
-	l.words = append(l.words, l.word.String())
-	if d, ok := heredocMarker(l.words); ok {
-		l.heredoc = append(l.heredoc, d)
-	}
-	l.word.Reset()
-	l.inWord = false
-}
-
-func (l *shellLexer) endCmd() {
-	l.endWord()
-	if len(l.words) > 0 {
-		l.cur = append(l.cur, l.words)
-	}
-	l.words = nil
-}
-
-func (l *shellLexer) endPipe() {
-	l.endCmd()
-	if len(l.cur) > 0 {
-		l.out = append(l.out, l.cur)
-	}
-	l.cur = nil
-}
-
-// heredocMarker tells whether the words so far end in a heredoc operator
-// and its delimiter (<<EOF, << 'EOF', <<-EOF), and returns the delimiter.
-func heredocMarker(words []string) (string, bool) {
-	n := len(words)
-	last := words[n-1]
-	for _, op := range []string{"<<-", "<<"} {
-		if rest, ok := strings.CutPrefix(last, op); ok && rest != "" && !strings.HasPrefix(rest, "<") {
-			return rest, true
-		}
-	}
-	if n >= 2 && (words[n-2] == "<<" || words[n-2] == "<<-") && last != "" {
-		return last, true
-	}
-	return "", false
-}
-
-// skipHeredoc skips the body of a heredoc that starts at i and returns the
-// index of the newline that ends its delimiter line (or the end of line).
-func skipHeredoc(line string, i int, delim string) int {
-	for i < len(line) {
-		end := strings.IndexByte(line[i:], '\n')
-		if end < 0 {
-			return len(line)
-		}
-		end += i
-		if strings.TrimSpace(line[i:end]) == delim {
-			return end
-		}
-		i = end + 1
-	}
-	return len(line)
-}
-
-var envAssign = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// wrappers only run another command: the words after them (and their own
-// flags) are the command that does the work.
-var wrappers = map[string]bool{"env": true, "time": true, "sudo": true, "nohup": true, "nice": true,
-	"command": true, "exec": true, "xvfb-run": true, "npx": true, "bunx": true, "pnpx": true, "dotenv": true}
-
-// program strips what only runs another command (environment assignments,
-// time, timeout, npx, bundle exec, python -m, ...) and returns the words of
-// the command that does the work. Redirections are dropped.
-func program(words []string) []string {
-	w := dropRedirects(words)
-	for len(w) > 0 {
-		next, ok := unwrap(w)
-		if !ok {
-			return w
-		}
-		w = next
-	}
-	return w
-}
-
-// dropRedirects leaves out redirections and their targets.
-func dropRedirects(words []string) []string {
-	var w []string
-	for i := 0; i < len(words); i++ {
-		switch x := words[i]; {
-		case x == ">" || x == ">>" || x == "<" || x == "2>" || x == "2>>" || x == "&>":
-			i++ // and its target
-		case isRedirect(x):
-		default:
-			w = append(w, x)
-		}
-	}
-	return w
-}
-
-// runVia are tools whose exec or run subcommand runs another program.
-var runVia = map[string]bool{"bundle": true, "pnpm": true, "poetry": true, "uv": true, "pipenv": true,
-	"hatch": true, "pdm": true}
-
-// unwrap returns the command w runs when w only runs another one.
-func unwrap(w []string) ([]string, bool) {
-	base := path.Base(w[0])
-	switch {
-	case envAssign.MatchString(w[0]):
-		return w[1:], true
-	case wrappers[base]:
-		w = w[1:]
-		for len(w) > 0 && (strings.HasPrefix(w[0], "-") || envAssign.MatchString(w[0])) {
-			w = w[1:]
-		}
-		return w, true
-	case base == "timeout":
-		w = w[1:]
-		for len(w) > 0 && strings.HasPrefix(w[0], "-") {
-			w = w[1:]
-		}
-		if len(w) > 0 {
-			w = w[1:] // the duration
-		}
-		return w, true
-	case runVia[base] && len(w) > 1 && (w[1] == "exec" || w[1] == "run") && !(base == "pnpm" && w[1] == "run"):
-		return w[2:], true // pnpm run is a script, not a program
-	case strings.HasPrefix(base, "python") && len(w) > 2 && w[1] == "-m":
-		return w[2:], true
-	}
-	return w, false
-}
-
-func isRedirect(w string) bool {
-	return w == "2>&1" || w == "1>&2" || w == ">&2" || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>") ||
-		strings.HasPrefix(w, "&>") || strings.HasPrefix(w, "<")
-}
-
-// redirectTargets lists the files a command's output is written to (> f,
-// >> f, &> f, tee f); /dev/null and descriptors are not files.
-func redirectTargets(words []string) []string {
-	var out []string
-	add := func(p string) {
-		if p != "" && !strings.HasPrefix(p, "&") && !strings.HasPrefix(p, "/dev/") {
-			out = append(out, p)
-		}
-	}
-	for i, w := range words {
-		switch {
-		case w == ">" || w == ">>" || w == "&>" || w == "1>":
-			if i+1 < len(words) {
-				add(words[i+1])
-			}
-		case strings.HasPrefix(w, ">>"):
-			add(w[2:])
-		case strings.HasPrefix(w, "&>") || strings.HasPrefix(w, "1>"):
-			add(w[2:])
-		case strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&"):
-			add(w[1:])
-		}
-	}
-	return out
-}
 
 // firstArg is the first argument of w that is not a flag.
 func firstArg(w []string) string {
@@ -424,7 +122,7 @@ func packageScripts(w []string, sub string) bool {
 // runsTests reports whether one command (not a whole line) runs a test
 // suite.
 func runsTests(words []string) bool {
-	w := program(words)
+	w := shell.Program(words)
 	if len(w) == 0 {
 		return false
 	}
@@ -435,7 +133,7 @@ func runsTests(words []string) bool {
 // shellInfo is what ledger needs to know about a command line.
 type shellInfo struct {
 	// pipes is the line, parsed.
-	pipes []pipeline
+	pipes []shell.Pipeline
 	// test is true when some command of the line runs tests.
 	test bool
 	// key names the line for deciding whether a later success resolves
@@ -501,14 +199,14 @@ func hasFlag(w []string, flag string) bool {
 
 func analyzeShell(line string) shellInfo {
 	var info shellInfo
-	pipes := parseShell(line)
+	pipes := shell.Parse(line)
 	info.pipes = pipes
 	testAt := -1
 	var testCmd []string
 	info.exploratory = len(pipes) > 0
 	for i, p := range pipes {
 		for _, c := range p {
-			w := program(c)
+			w := shell.Program(c)
 			if runsTests(c) {
 				info.test = true
 				testAt, testCmd = i, w
@@ -522,14 +220,14 @@ func analyzeShell(line string) shellInfo {
 	// finds nothing exits 1 and says all is well.
 	if n := len(pipes); n > 0 && !info.exploratory {
 		last := pipes[n-1]
-		if w := program(last[len(last)-1]); len(last) > 1 && looks(w) && !runsTests(last[0]) {
+		if w := shell.Program(last[len(last)-1]); len(last) > 1 && looks(w) && !runsTests(last[0]) {
 			info.exploratory = true
 		}
 	}
 	keyed := testCmd
 	if keyed == nil {
 		for i := len(pipes) - 1; i >= 0 && keyed == nil; i-- {
-			if w := program(pipes[i][0]); len(w) > 0 && !trivial[path.Base(w[0])] {
+			if w := shell.Program(pipes[i][0]); len(w) > 0 && !trivial[path.Base(w[0])] {
 				keyed = w
 			}
 		}
