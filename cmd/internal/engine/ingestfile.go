@@ -293,8 +293,10 @@ func newCursor(f *os.File, fi os.FileInfo, path string, st transcript.State, res
 // each message (redacts its secrets, computes its search text): SQLite is
 // the slower side, so that work costs no time. Reading stops early at
 // in.stopAt, if set: stopped is true, and what was read is the result, for
-// the caller to commit.
-func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (res transcript.Result, stopped bool, err error) {
+// the caller to commit. The two sides share nothing but the channel of
+// batches and the in-flight budget; the reader's outcome comes back on a
+// channel of its own.
+func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State, start int64, line int, w *store.Writer) (transcript.Result, bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// readCtx ends at stopAt too; ctx only when the read must be abandoned.
@@ -304,72 +306,107 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 		readCtx, stop = context.WithDeadline(ctx, in.stopAt)
 		defer stop()
 	}
-	batches := make(chan recBatch, 8)
-	inFlight := semaphore.NewWeighted(maxInFlight)
-	var readErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(batches)
-		var b recBatch
-		last := start
-		// send hands b to the writer; when the read is to stop, b stays
-		// with its sender (its last record may be of a line the read does
-		// not count as read).
-		send := func(ctx context.Context) error {
-			// Bytes over the budget wait for the writer; a batch bigger
-			// than the whole budget waits for it to be empty.
-			if err := inFlight.Acquire(ctx, min(b.bytes, maxInFlight)); err != nil {
-				return err
-			}
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				inFlight.Release(min(b.bytes, maxInFlight))
-				return ctx.Err()
-			}
-			b = recBatch{}
+	rd := &batchReader{in: in, w: w, batches: make(chan recBatch, 8), inFlight: semaphore.NewWeighted(maxInFlight), last: start}
+	outcome := make(chan readOutcome, 1)
+	go func() { outcome <- rd.read(ctx, readCtx, r, st, start, line) }()
+	writeErr := in.writeBatches(ctx, cancel, w, rd)
+	out := <-outcome
+	if writeErr != nil {
+		return out.res, false, writeErr
+	}
+	return out.res, out.stopped, out.err
+}
+
+// readOutcome is how the parsing side of pipe ended.
+type readOutcome struct {
+	res     transcript.Result
+	stopped bool
+	err     error
+}
+
+// batchReader is the parsing side of pipe: it reads records, prepares
+// their messages and hands them to the writer in batches, within the
+// in-flight budget.
+type batchReader struct {
+	in       *ingester
+	w        *store.Writer
+	batches  chan recBatch
+	inFlight *semaphore.Weighted
+	b        recBatch // the batch being gathered
+	last     int64    // offset reported to progress so far
+}
+
+// read reads r to its end (or readCtx's), then closes the channel.
+func (rd *batchReader) read(ctx, readCtx context.Context, r io.Reader, st *transcript.State, start int64, line int) (out readOutcome) {
+	defer close(rd.batches)
+	out.res, out.err = transcript.Read(readCtx, r, st, start, line, func(rec transcript.Record) error {
+		p := preparedRecord{Record: rec}
+		if rec.Message != nil {
+			p.msg = rd.w.Prepare(*rec.Message)
+			rd.b.bytes += int64(p.msg.Size())
+		}
+		rd.b.recs = append(rd.b.recs, p)
+		if len(rd.b.recs) < recordBatch && rd.b.bytes < maxInFlight/4 {
 			return nil
 		}
-		res, readErr = transcript.Read(readCtx, r, st, start, line, func(rec transcript.Record) error {
-			p := preparedRecord{Record: rec}
-			if rec.Message != nil {
-				p.msg = w.Prepare(*rec.Message)
-				b.bytes += int64(p.msg.Size())
+		rd.progress(rec.Offset)
+		return rd.send(readCtx)
+	})
+	if out.err != nil && readCtx.Err() != nil && ctx.Err() == nil {
+		// Stopped on time: what the read counts as read is written, the
+		// rest left for the next read (the batch's last record may be of
+		// a line the read does not count as read).
+		out.stopped, out.err = true, nil
+		kept := rd.b.recs[:0]
+		for _, rec := range rd.b.recs {
+			if rec.Offset < out.res.End {
+				kept = append(kept, rec)
 			}
-			b.recs = append(b.recs, p)
-			if len(b.recs) < recordBatch && b.bytes < maxInFlight/4 {
-				return nil
-			}
-			if in.progress != nil {
-				in.progress(rec.Offset - last)
-				last = rec.Offset
-			}
-			return send(readCtx)
-		})
-		if readErr != nil && readCtx.Err() != nil && ctx.Err() == nil {
-			// Stopped on time: what the read counts as read is written,
-			// the rest left for the next read.
-			stopped, readErr = true, nil
-			kept := b.recs[:0]
-			for _, rec := range b.recs {
-				if rec.Offset < res.End {
-					kept = append(kept, rec)
-				}
-			}
-			b.recs = kept
 		}
-		if readErr == nil && len(b.recs) > 0 {
-			readErr = send(ctx)
-		}
-		if in.progress != nil && readErr == nil {
-			in.progress(res.End - last)
-		}
-	}()
+		rd.b.recs = kept
+	}
+	if out.err == nil && len(rd.b.recs) > 0 {
+		out.err = rd.send(ctx)
+	}
+	if out.err == nil {
+		rd.progress(out.res.End)
+	}
+	return out
+}
+
+// progress tells the ingester's progress how far the read got.
+func (rd *batchReader) progress(offset int64) {
+	if rd.in.progress != nil {
+		rd.in.progress(offset - rd.last)
+		rd.last = offset
+	}
+}
+
+// send hands the batch to the writer. Bytes over the budget wait for the
+// writer; a batch bigger than the whole budget waits for it to be empty.
+func (rd *batchReader) send(ctx context.Context) error {
+	n := min(rd.b.bytes, maxInFlight)
+	if err := rd.inFlight.Acquire(ctx, n); err != nil {
+		return err
+	}
+	select {
+	case rd.batches <- rd.b:
+	case <-ctx.Done():
+		rd.inFlight.Release(n)
+		return ctx.Err()
+	}
+	rd.b = recBatch{}
+	return nil
+}
+
+// writeBatches is the writing side of pipe: it writes each batch's records
+// into w, giving their bytes back to the budget. After an error it cancels
+// the read and drains the channel, so that the reader can finish.
+func (in *ingester) writeBatches(ctx context.Context, cancel context.CancelFunc, w *store.Writer, rd *batchReader) error {
 	var writeErr error
 	var roots projectRoots
 	optedOut := map[string]bool{}
-	for b := range batches {
+	for b := range rd.batches {
 		if writeErr == nil {
 			if writeErr = in.decideAhead(ctx, b.recs, &roots, optedOut); writeErr != nil {
 				cancel()
@@ -393,13 +430,9 @@ func (in *ingester) pipe(ctx context.Context, r io.Reader, st *transcript.State,
 				cancel()
 			}
 		}
-		inFlight.Release(min(b.bytes, maxInFlight))
+		rd.inFlight.Release(min(b.bytes, maxInFlight))
 	}
-	<-done
-	if writeErr != nil {
-		return res, false, writeErr
-	}
-	return res, stopped, readErr
+	return writeErr
 }
 
 // recBatch is records handed to the writer at once, with the bytes of their
