@@ -128,38 +128,59 @@ type extractor struct {
 	decision decisionSet
 	work     workTracker
 
-	tests      []TestRun
-	testScopes []scope // what each test command ran
-	testIndex  map[string]int
+	tests testLog
+	prose proseState
+	plan  planState
+	hist  history
 
 	pending map[string]use
 	bg      map[string]background
 
-	requests  []string
-	notes     []string // next: lines
-	blockers  []string
-	seenBlk   map[string]bool
-	seenNote  map[string]bool
-	lastWords string
-	lastProse string // the agent's latest text, whole
-	lastText  int    // message index of the agent's latest prose (-1: none)
-	// callsAfterProse and changesAfterProse count what the agent did since
-	// its latest prose: its words are stale when it went on working.
-	callsAfterProse, changesAfterProse int
-	plan                               string
-	planSeq                            int // message index of the plan's approval
-	tasksAtPlan                        int // tracker items when the plan was approved
-
-	runs     []shellRun // commands that succeeded
-	changes  []int      // message indexes of file changes
-	commits  []int      // message indexes of successful commits
-	stageAll bool       // `git add -A` ran since the last commit
-	newDirs  map[string]bool
+	requests []string
+	notes    []string // next: lines
+	blockers []string
+	seenBlk  map[string]bool
+	seenNote map[string]bool
 
 	lastFailure int    // message index of the latest failure (-1: none)
 	lastAction  string // what the agent was doing at the cut
 	lastTime    time.Time
 	sessionID   string
+}
+
+// testLog is the tests the session ran, each command once with its
+// latest status, and what each ran on.
+type testLog struct {
+	runs   []TestRun
+	scopes []scope        // what each test command ran
+	index  map[string]int // command → its index in runs
+}
+
+// proseState is the agent's latest prose and what it did since:
+// its words are stale when it went on working.
+type proseState struct {
+	lastWords string
+	last      string // the agent's latest text, whole
+	at        int    // message index of the agent's latest prose (-1: none)
+	// callsAfter and changesAfter count what the agent did since its
+	// latest prose.
+	callsAfter, changesAfter int
+}
+
+// planState is an approved plan not yet turned into tasks.
+type planState struct {
+	text    string
+	seq     int // message index of the plan's approval
+	tasksAt int // tracker items when the plan was approved
+}
+
+// history is what ran and changed, by message index.
+type history struct {
+	runs     []shellRun // commands that succeeded
+	changes  []int      // message indexes of file changes
+	commits  []int      // message indexes of successful commits
+	stageAll bool       // `git add -A` ran since the last commit
+	newDirs  map[string]bool
 }
 
 func newExtractor(opts ExtractOptions) *extractor {
@@ -170,10 +191,10 @@ func newExtractor(opts ExtractOptions) *extractor {
 	x := &extractor{
 		opts: opts, project: project,
 		files: newFileTracker(), tracker: newTracker(), work: newWorkTracker(),
-		testIndex: map[string]int{},
-		pending:   map[string]use{}, bg: map[string]background{}, newDirs: map[string]bool{},
+		tests:   testLog{index: map[string]int{}},
+		pending: map[string]use{}, bg: map[string]background{}, hist: history{newDirs: map[string]bool{}},
 		seenBlk: map[string]bool{}, seenNote: map[string]bool{},
-		lastFailure: -1, lastText: -1,
+		lastFailure: -1, prose: proseState{at: -1},
 	}
 	if opts.Branch != "" {
 		x.files.gitSeen = true
@@ -254,8 +275,8 @@ func (x *extractor) agentProse(text string) {
 	}
 	x.decision.prose(text, x.seq, failure)
 	if w := lastWordsOf(text); w != "" {
-		x.lastWords, x.lastText, x.lastProse = w, x.seq, text
-		x.callsAfterProse, x.changesAfterProse = 0, 0
+		x.prose.lastWords, x.prose.at, x.prose.last = w, x.seq, text
+		x.prose.callsAfter, x.prose.changesAfter = 0, 0
 	}
 }
 
@@ -280,7 +301,7 @@ var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": t
 func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 	u := use{name: b.ToolName, main: main, seq: x.seq, prevAction: x.lastAction, input: decodeInput(b.Input)}
 	if main {
-		x.callsAfterProse++
+		x.prose.callsAfter++
 		x.work.calls++
 	}
 	if read := callReaders[b.ToolName]; read != nil {
@@ -492,8 +513,8 @@ func (x *extractor) toolResult(b compact.Block) {
 func (x *extractor) refused(u use, text string) {
 	x.files.settle(u.files, true, "", x.seq)
 	x.lastAction = u.prevAction
-	if x.lastText >= 0 && x.lastText >= u.seq-1 {
-		x.lastWords = ""
+	if x.prose.at >= 0 && x.prose.at >= u.seq-1 {
+		x.prose.lastWords = ""
 	}
 	if u.name == "AskUserQuestion" {
 		// The question dialog's own words ("The user wants to clarify
@@ -517,9 +538,9 @@ var resultReaders = map[string]func(x *extractor, u use, b compact.Block){
 	},
 	"ExitPlanMode": func(x *extractor, u use, b compact.Block) {
 		if !b.IsError && strings.Contains(b.Text, "approved") {
-			x.plan = shorten(approvedPlan(u.input, b.Text), maxPlan)
-			x.planSeq = x.seq
-			x.tasksAtPlan = x.tracker.count()
+			x.plan.text = shorten(approvedPlan(u.input, b.Text), maxPlan)
+			x.plan.seq = x.seq
+			x.plan.tasksAt = x.tracker.count()
 		}
 	},
 }
@@ -567,8 +588,8 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 	for _, mv := range u.moves {
 		x.files.move(mv[0], mv[1], x.seq)
 	}
-	x.changes = append(x.changes, x.seq)
-	x.changesAfterProse++
+	x.hist.changes = append(x.hist.changes, x.seq)
+	x.prose.changesAfter++
 	if len(u.files) == 1 && u.main && u.set != nil {
 		x.settings.apply(u.files[0], *u.set, x.seq)
 	}
@@ -598,9 +619,9 @@ func (x *extractor) shellDone(u use, isError bool, o outcome) {
 		x.testStatus(u.cmd, status)
 		if !failed {
 			// A broader run that passed speaks for the narrower ones.
-			for i, t := range x.tests {
-				if t.Status == TestFailed && u.shell.scope.covers(x.testScopes[i]) {
-					x.tests[i].Status = TestPassed
+			for i, t := range x.tests.runs {
+				if t.Status == TestFailed && u.shell.scope.covers(x.tests.scopes[i]) {
+					x.tests.runs[i].Status = TestPassed
 				}
 			}
 		}
@@ -621,8 +642,8 @@ func (x *extractor) shellSucceeded(u use, output string) {
 	changedBefore := x.fileChangeCount()
 	x.shellFiles(u.shell.pipes, x.seq)
 	if len(x.files.order) != before || x.fileChangeCount() != changedBefore {
-		x.changes = append(x.changes, x.seq)
-		x.changesAfterProse++
+		x.hist.changes = append(x.hist.changes, x.seq)
+		x.prose.changesAfter++
 	}
 	if u.main {
 		x.shellList(u.shell.pipes, output)
@@ -640,13 +661,13 @@ func (x *extractor) shellSucceeded(u use, output string) {
 				x.tracker.github(w, output, x.seq)
 			case "git":
 				if firstArg(w) == "commit" && !strings.Contains(output, "nothing to commit") {
-					x.commits = append(x.commits, x.seq)
+					x.hist.commits = append(x.hist.commits, x.seq)
 				}
 			}
 			if !looks(w) && i == 0 { // what follows a pipe filters its output
 				sc := commandScope(w, runsTests(words))
 				if sc.key != "" && !trivial[path.Base(w[0])] && !notRoutine[sc.key] {
-					x.runs = append(x.runs, shellRun{seq: x.seq, key: sc.key, display: stepDisplay(w, sc)})
+					x.hist.runs = append(x.hist.runs, shellRun{seq: x.seq, key: sc.key, display: stepDisplay(w, sc)})
 				}
 			}
 		}
@@ -712,13 +733,13 @@ func (x *extractor) taskNotification(text string) {
 var reSummaryTag = lazyRegexp(`(?s)<summary>(.*?)</summary>`)
 
 func (x *extractor) testStatus(cmd, status string) {
-	if i, ok := x.testIndex[cmd]; ok {
-		x.tests[i].Status = status
+	if i, ok := x.tests.index[cmd]; ok {
+		x.tests.runs[i].Status = status
 		return
 	}
-	x.testIndex[cmd] = len(x.tests)
-	x.tests = append(x.tests, TestRun{Command: cmd, Status: status})
-	x.testScopes = append(x.testScopes, analyzeShell(cmd).scope)
+	x.tests.index[cmd] = len(x.tests.runs)
+	x.tests.runs = append(x.tests.runs, TestRun{Command: cmd, Status: status})
+	x.tests.scopes = append(x.tests.scopes, analyzeShell(cmd).scope)
 }
 
 // settle records a failure of a call, or resolves what its success fixed.
@@ -812,7 +833,7 @@ func (x *extractor) finish() Doc {
 	// is still running.
 	for _, u := range x.pending {
 		if u.isShell && u.shell.test {
-			if _, ok := x.testIndex[u.cmd]; !ok {
+			if _, ok := x.tests.index[u.cmd]; !ok {
 				x.testStatus(u.cmd, TestRunning)
 			}
 		}
@@ -827,9 +848,9 @@ func (x *extractor) finish() Doc {
 		CreatedAt: x.opts.CreatedAt,
 		Trigger:   x.opts.Trigger,
 		Task:      clean(x.opts.Task),
-		TestsRun:  x.tests,
+		TestsRun:  x.tests.runs,
 		Requests:  x.requests,
-		Plan:      x.plan,
+		Plan:      x.plan.text,
 		Notes:     x.opts.Notes,
 	}
 	if d.CreatedAt.IsZero() {
@@ -858,7 +879,7 @@ func (x *extractor) finish() Doc {
 	d.Decisions = x.decision.result()
 	// What the agent said blocks it counts when it is the last thing it
 	// said: earlier ones may have been lifted since.
-	for _, p := range paragraphs(unmarked(x.lastProse)) {
+	for _, p := range paragraphs(unmarked(x.prose.last)) {
 		for _, s := range splitSentences(p.text) {
 			if reBlockedBy.MatchString(s) {
 				x.blockers = appendUnique(x.blockers, x.seenBlk, itemText(s))
@@ -867,10 +888,10 @@ func (x *extractor) finish() Doc {
 	}
 	d.Blockers = x.blockers
 	d.Errors = x.errs.texts()
-	if x.callsAfterProse > maxCallsAfterWords || x.changesAfterProse > 0 {
-		x.lastWords = "" // the agent went on working after saying them
+	if x.prose.callsAfter > maxCallsAfterWords || x.prose.changesAfter > 0 {
+		x.prose.lastWords = "" // the agent went on working after saying them
 	}
-	d.LastWords = x.lastWords
+	d.LastWords = x.prose.lastWords
 	d.NextSteps = x.nextSteps(d.Tasks)
 	d.WorkingSet = x.workingSet(x.tracker.tasks())
 	d.Context = x.contextLine(d.Tasks)

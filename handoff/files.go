@@ -194,7 +194,7 @@ var fileEffects = map[string]func(x *extractor, c shellCmd){
 	"mkdir": func(x *extractor, c shellCmd) {
 		for _, a := range c.args {
 			if p := c.resolve(a); p != "" {
-				x.newDirs[p] = true
+				x.hist.newDirs[p] = true
 			}
 		}
 	},
@@ -360,7 +360,7 @@ func (x *extractor) newOrModified(p string) string {
 		return fi.status
 	}
 	for d := path.Dir(p); d != "/" && d != "." && d != x.project; d = path.Dir(d) {
-		if x.newDirs[d] {
+		if x.hist.newDirs[d] {
 			return FileAdded
 		}
 	}
@@ -441,12 +441,12 @@ func (x *extractor) gitCommand(w, args []string, resolve func(string) string, se
 	switch args[0] {
 	case "add":
 		if hasAnyFlag(w, "-A", "--all", "-u", "--update") {
-			x.stageAll = true
+			x.hist.stageAll = true
 			return
 		}
 		for _, a := range args[1:] {
 			if a == "." || a == ":/" {
-				x.stageAll = true
+				x.hist.stageAll = true
 				return
 			}
 			if p := resolve(a); p != "" {
@@ -454,7 +454,7 @@ func (x *extractor) gitCommand(w, args []string, resolve func(string) string, se
 			}
 		}
 	case "commit":
-		all := x.stageAll || hasAnyFlag(w, "-a", "--all") || hasCombinedFlag(w, 'a')
+		all := x.hist.stageAll || hasAnyFlag(w, "-a", "--all") || hasCombinedFlag(w, 'a')
 		var paths []string
 		for _, a := range args[1:] { // git commit -- paths, or git commit paths
 			if p := resolve(a); p != "" && !x.commitMessageWord(w, a) {
@@ -462,7 +462,7 @@ func (x *extractor) gitCommand(w, args []string, resolve func(string) string, se
 			}
 		}
 		x.files.commit(paths, all, seq)
-		x.stageAll = false
+		x.hist.stageAll = false
 	}
 }
 

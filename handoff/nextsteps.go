@@ -83,9 +83,9 @@ func (x *extractor) nextSteps(tasks []Task) []string {
 			add(taskLine(t))
 		}
 	}
-	if x.plan != "" && x.tracker.count() == x.tasksAtPlan {
+	if x.plan.text != "" && x.tracker.count() == x.plan.tasksAt {
 		// Once the plan became tracker items, they say what is left of it.
-		add(planLabel + planSummary(x.plan))
+		add(planLabel + planSummary(x.plan.text))
 	}
 	if open := x.errs.open; len(open) > 0 {
 		s := fixLabel + open[len(open)-1].text
@@ -106,8 +106,8 @@ func (x *extractor) nextSteps(tasks []Task) []string {
 			add(n)
 		}
 	}
-	if x.lastWords != "" {
-		add(lastWordsLabel + quoteWords(x.lastWords))
+	if x.prose.lastWords != "" {
+		add(lastWordsLabel + quoteWords(x.prose.lastWords))
 	}
 	return out
 }

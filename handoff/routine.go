@@ -120,7 +120,7 @@ func (x *extractor) workWindows() ([]window, window) {
 	}
 	// No tracker: the stretches between commits.
 	prev := 0
-	for _, c := range x.commits {
+	for _, c := range x.hist.commits {
 		windows = append(windows, window{prev, c + 10})
 		prev = c
 	}
@@ -132,13 +132,13 @@ func (x *extractor) workWindows() ([]window, window) {
 // change, in order.
 func (x *extractor) finishing(w window) []shellRun {
 	last := w.start
-	for _, c := range x.changes {
+	for _, c := range x.hist.changes {
 		if c > w.start && c <= w.end && c > last {
 			last = c
 		}
 	}
 	var out []shellRun
-	for _, r := range x.runs {
+	for _, r := range x.hist.runs {
 		if r.seq > last && r.seq <= w.end {
 			out = append(out, r)
 		}

@@ -104,7 +104,7 @@ func UsedAfter(msgs []compact.Message, o UsedOptions) []UsedItem {
 	for _, k := range x.work.cmdOrder {
 		add(UsedItem{Kind: UsedCommand, Text: k})
 	}
-	for _, t := range x.tests {
+	for _, t := range x.tests.runs {
 		sc := analyzeShell(t.Command).scope
 		for _, p := range sc.paths {
 			if b := path.Base(p); reExt.MatchString(b) {

@@ -927,8 +927,8 @@ func (x *extractor) workingSet(tasks []*trackedTask) WorkingSet {
 		}
 	}
 	x.listGroups(addGroup)
-	if x.plan != "" {
-		addGroup("next, from the approved plan", resolve(pathsIn(x.plan)), x.planSeq, true)
+	if x.plan.text != "" {
+		addGroup("next, from the approved plan", resolve(pathsIn(x.plan.text)), x.plan.seq, true)
 	}
 	// What the user named: a design document, a data file handed over.
 	var asked []string
@@ -950,8 +950,8 @@ func (x *extractor) workingSet(tasks []*trackedTask) WorkingSet {
 			}
 		}
 	}
-	if x.lastWords != "" && x.lastProse != "" {
-		addGroup("next, named last", resolve(pathsIn(x.lastWords)), x.lastText, true)
+	if x.prose.lastWords != "" && x.prose.last != "" {
+		addGroup("next, named last", resolve(pathsIn(x.prose.lastWords)), x.prose.at, true)
 	}
 	ws.Commands = x.loopCommands()
 	return ws
