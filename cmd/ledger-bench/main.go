@@ -163,6 +163,14 @@ type sizeResult struct {
 	resumeHandoff sample
 	search        []searchResult
 	peakRSS       int64
+	// resumeFirst is the median of the first resumes of older sessions
+	// (0: not measured), resumeFirstRSS their largest peak RSS.
+	resumeFirst    time.Duration
+	resumeFirstRSS int64
+	reindex        sample // `ledger ingest FILE` after reindexLines new lines of a live session
+	reindexBytes   int64
+	webList        time.Duration // GET / of `ledger serve`
+	webBytes       int64
 }
 
 type searchResult struct {
@@ -181,6 +189,7 @@ type bigResult struct {
 	hook          sample // SessionEnd once the tail was appended
 	version       sample
 	resume        sample // no handoff written
+	compact       sample // `ledger compact`: the handoff of the whole session
 	resumeHandoff sample
 }
 
@@ -245,7 +254,7 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	if c.clean {
-		for _, d := range []string{"sessions-" + c.shape.String(), "corpus-" + c.shape.String(), "db", "noop", "big", "hooks"} {
+		for _, d := range []string{"sessions-" + c.shape.String(), "corpus-" + c.shape.String(), "db", "noop", "big", "hooks", "live"} {
 			os.RemoveAll(filepath.Join(c.work, d))
 		}
 	}
@@ -774,6 +783,17 @@ func (b *bench) measureSize(n int) error {
 			return err
 		}
 		b.logf("  %s: version %v, resume %v", t.label, r.version.wall.Round(time.Microsecond), r.resumeID.wall.Round(time.Microsecond))
+		if err := b.measureFirstResume(t, r, c.dir, c.sessions); err != nil {
+			return fmt.Errorf("first resume: %w", err)
+		}
+		if err := b.measureWebList(t, r); err != nil {
+			return fmt.Errorf("web session list: %w", err)
+		}
+		if n >= 10_000 {
+			if err := b.measureReindex(t, r); err != nil {
+				return fmt.Errorf("re-index: %w", err)
+			}
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -1031,7 +1051,9 @@ func (b *bench) measureBig() error {
 			return err
 		}
 		b.profile("resume-big", nil, "--db", db, "resume", bigSessionID, "--format", "hook")
-		if _, _, err := b.exec("", nil, "--db", db, "compact", bigSessionID, "--out", filepath.Join(dir, tg.label+"-handoff.md")); err != nil {
+		// Each compact writes a handoff: timed once, on the ledger the
+		// resumes above read.
+		if r.compact, _, err = b.exec("", nil, "--db", db, "compact", bigSessionID, "--out", filepath.Join(dir, tg.label+"-handoff.md")); err != nil {
 			return err
 		}
 		if r.resumeHandoff, _, err = b.median("", nil, "--db", db, "resume", bigSessionID, "--format", "hook"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ type pgResult struct {
 	bytes    int64
 	ingest   sample
 	search   []searchResult
+	// syncFresh is `ledger sync --to` of the size's SQLite ledger into a
+	// new database; syncAgain the median of syncs with nothing new.
+	syncFresh, syncAgain sample
 }
 
 var pgResults []*pgResult
@@ -99,6 +103,18 @@ func (b *bench) measurePostgres() error {
 			r.search = append(r.search, searchResult{label: q.label, query: q.q, ledger: s, hits: len(hits)})
 			b.logf("  search %q: %v (%d hits)", q.q, s.wall.Round(time.Microsecond), len(hits))
 		}
+		sdb, err := pgDatabase(b.ctx, fmt.Sprintf("ledger_bench_sync_%d", n))
+		if err != nil {
+			return fmt.Errorf("make database: %w", err)
+		}
+		lite := b.dbPath(strconv.Itoa(n))
+		if r.syncFresh, _, err = b.exec("", nil, "--db", lite, "sync", "--to", sdb); err != nil {
+			return err
+		}
+		if r.syncAgain, _, err = b.median("", nil, "--db", lite, "sync", "--to", sdb); err != nil {
+			return err
+		}
+		b.logf("  sync: %v into a new database, %v with nothing new", r.syncFresh.wall.Round(time.Millisecond), r.syncAgain.wall.Round(time.Millisecond))
 		pgResults = append(pgResults, r)
 	}
 	return nil
@@ -128,6 +144,10 @@ func (b *bench) pgTable() string {
 			lite := t.sized[r.messages].search[i]
 			fmt.Fprintf(&sb, " %s (%d hits) | %s (%d hits) |", ms(lite.ledger.wall), lite.hits, ms(r.search[i].ledger.wall), r.search[i].hits)
 		}
+	}
+	sb.WriteString("\n| `ledger sync --to URL` of the SQLite ledger: into a new database · nothing new (goal ≤ 100 ms) |")
+	for _, r := range pgResults {
+		fmt.Fprintf(&sb, " | %s · **%s** |", ms(r.syncFresh.wall), ms(r.syncAgain.wall))
 	}
 	sb.WriteString("\n")
 	return sb.String()
