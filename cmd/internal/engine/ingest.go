@@ -131,18 +131,14 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 // writes per transaction: files are read into one transaction until it
 // holds this many, so that their messages are indexed by one statement
 // (one FTS5 segment, fewer merges) and committed (and checkpointed) once.
-// The first transaction is a quarter of that, so that the refresher has
-// sessions to work on early.
 const batchMessages = 10_000
 
 // files ingests files into transactions of several files each (see
 // batchMessages), handing the sessions they add to to the refresher once
-// committed, and storing the resume states it has extracted between
-// transactions.
+// committed.
 func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummary, ref *refresher) error {
 	var b batch
 	defer b.rollback()
-	first := true
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted: %w", err)
@@ -182,18 +178,17 @@ func (in *ingester) files(ctx context.Context, files []string, sum *IngestSummar
 				fs, err := in.file(ctx, p)
 				in.tally(sum, fs, err)
 				if err == nil && fs.Session != "" {
-					ref.add(refreshJob{sessionID: fs.Session})
+					ref.add(fs.Session)
 				}
 			}
 			b = batch{}
 		default:
 			sum.Failed = append(sum.Failed, FileFailed{job.stats.Path, err.Error()})
 		}
-		if b.messages >= batchMessages || (first && b.messages >= batchMessages/4) {
+		if b.messages >= batchMessages {
 			if err := b.commit(ctx, in, sum, ref); err != nil {
 				return err
 			}
-			first = false
 		}
 	}
 	return b.commit(ctx, in, sum, ref)
@@ -209,7 +204,7 @@ type batch struct {
 	done     []FileStats
 	failed   []string // the paths in w, for when it is rolled back
 	messages int
-	recent   recentMessages
+	touched  touchedSessions
 }
 
 // add reads a file into the batch's transaction, beginning one if needed.
@@ -224,12 +219,12 @@ func (b *batch) add(ctx context.Context, in *ingester, job *fileJob) error {
 			return err
 		}
 	}
-	if b.recent == nil {
-		b.recent = recentMessages{}
+	if b.touched == nil {
+		b.touched = touchedSessions{}
 	}
-	in.recent = b.recent
+	in.touched = b.touched
 	fs, err := job.into(ctx, b.w, in)
-	in.recent = nil
+	in.touched = nil
 	if err != nil {
 		b.w.Rollback()
 		b.w = nil
@@ -255,22 +250,17 @@ func (b *batch) commit(ctx context.Context, in *ingester, sum *IngestSummary, re
 	if err != nil {
 		return err
 	}
-	asked := map[string]bool{}
 	for _, fs := range b.done {
 		in.tally(sum, fs, nil)
-		if id := fs.Session; id != "" && !asked[id] && (fs.Counts.Messages > 0 || fs.Counts.Compactions > 0) {
-			asked[id] = true
-			ref.add(b.recent.job(w, id))
+		if id := fs.Session; id != "" && (fs.Counts.Messages > 0 || fs.Counts.Compactions > 0) {
+			ref.add(id)
 		}
 	}
-	for id := range b.recent {
-		if !asked[id] {
-			asked[id] = true
-			ref.add(b.recent.job(w, id))
-		}
+	for id := range b.touched {
+		ref.add(id)
 	}
 	*b = batch{}
-	return ref.save(ctx, resumeSaveBatch)
+	return nil
 }
 
 func (b *batch) rollback() {

@@ -271,7 +271,7 @@ func (in *ingester) databaseFile(ctx context.Context, path string, f transcript.
 	case err == nil:
 		sum.add(fs)
 		for _, id := range fs.sessions {
-			ref.add(refreshJob{sessionID: id})
+			ref.add(id)
 		}
 	case errors.Is(err, errUnchanged):
 	case ctx.Err() != nil:

@@ -63,8 +63,9 @@ type ingester struct {
 	// stopAt, when set, is when reading stops: the lines read by then are
 	// committed, the rest is left for a later read.
 	stopAt time.Time
-	// recent, when set, collects the messages written (for the refresher).
-	recent recentMessages
+	// touched, when set, collects the sessions messages were written to
+	// (for the refresher).
+	touched touchedSessions
 	// opt says which projects are kept out of the ledger (optout.go),
 	// loaded at the first record that needs it.
 	opt *optOut
@@ -423,8 +424,8 @@ func (in *ingester) writeBatches(ctx context.Context, cancel context.CancelFunc,
 				continue
 			}
 			added, err := writeRecord(ctx, w, rec, &roots)
-			if added && in.recent != nil {
-				in.recent.add(rec.msg.Stored())
+			if added && in.touched != nil {
+				in.touched[rec.msg.Stored().SessionID] = true
 			}
 			if writeErr = err; writeErr != nil {
 				cancel()

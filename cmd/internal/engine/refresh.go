@@ -4,42 +4,23 @@ import (
 	"context"
 	"sync"
 
-	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
 )
 
-// recentMessages collects, per session, the latest messages a batch of
-// files added (as stored), for the refresher: what extraction reads, so
-// that it need not read them back.
-type recentMessages map[string][]compact.Message
-
-func (rm recentMessages) add(m compact.Message) {
-	msgs := append(rm[m.SessionID], m)
-	if len(msgs) >= 2*resumeMessages {
-		msgs = append(msgs[:0:0], msgs[len(msgs)-resumeMessages:]...)
-	}
-	rm[m.SessionID] = msgs
-}
-
-// jobs are the refresh jobs of the sessions w wrote, given the
-// sessions the batch's files added to.
-func (rm recentMessages) job(w *store.Writer, sessionID string) refreshJob {
-	msgs := rm[sessionID]
-	if len(msgs) == 0 || !(w.Fresh(sessionID) || len(msgs) >= resumeMessages) {
-		return refreshJob{sessionID: sessionID}
-	}
-	return refreshJob{sessionID: sessionID, recent: msgs, whole: true, lastSeq: w.LastSeq(sessionID)}
-}
-
-// resumeSaveBatch is how many extracted resume states an ingest gathers
-// before it stores them (between two files, in one transaction).
-const resumeSaveBatch = 16
+// touchedSessions are the sessions a batch of files added messages to:
+// the refresher's jobs. It extracts from the messages as stored, read
+// back: holding a batch's messages until the ingest's end, for the few
+// sessions among their project's latest, cost more memory than reading
+// those back costs time.
+type touchedSessions map[string]bool
 
 // refresher extracts the resume states of the sessions an ingest adds to,
-// on a goroutine of its own: the ingest's writer keeps one core busy, and
-// extraction (read a session's latest messages, extract a handoff) takes
-// the other. The ingest stores what it extracted between files, when no
-// transaction of its own is open, and the rest at the end.
+// once the ingest has written everything: then it knows which sessions
+// are among their project's latest two, and extracts those only (see
+// superseded), on both cores. Extracting a state while the writer was
+// still at work, as each batch was committed, kept the other core busy
+// with sessions a later file superseded: ingests walk a project's
+// transcripts, oldest to newest as often as not.
 type refresher struct {
 	ctx    context.Context
 	st     *store.Store
@@ -49,7 +30,6 @@ type refresher struct {
 	mu     sync.Mutex
 	queue  []refreshJob
 	queued map[string]int // session -> its place in queue
-	held   int            // messages the queued jobs hold
 	ready  []store.ResumeState
 	closed bool
 	err    error
@@ -63,24 +43,12 @@ func newRefresher(ctx context.Context, st *store.Store) *refresher {
 	return r
 }
 
-// maxHeld caps the messages the queued jobs hold: past it, a job is
-// queued without them, and its messages are read back from the ledger.
-const maxHeld = 4 * resumeMessages
-
-// add asks for a session's resume state. A session queued already and not
-// started is asked for once, with the newer messages.
-func (r *refresher) add(job refreshJob) {
+// add asks for a session's resume state, once.
+func (r *refresher) add(sessionID string) {
 	r.mu.Lock()
-	if i, ok := r.queued[job.sessionID]; ok {
-		r.held -= len(r.queue[i].recent)
-		r.queue[i] = refreshJob{sessionID: job.sessionID} // read back: the two are not one run of messages
-	} else {
-		if r.held+len(job.recent) > maxHeld {
-			job = refreshJob{sessionID: job.sessionID}
-		}
-		r.held += len(job.recent)
-		r.queued[job.sessionID] = len(r.queue)
-		r.queue = append(r.queue, job)
+	if _, ok := r.queued[sessionID]; !ok {
+		r.queued[sessionID] = len(r.queue)
+		r.queue = append(r.queue, refreshJob{sessionID: sessionID, latestOnly: true})
 	}
 	r.mu.Unlock()
 	r.signal()
@@ -97,7 +65,7 @@ func (r *refresher) run() {
 	defer r.wg.Done()
 	for {
 		r.mu.Lock()
-		if len(r.queue) == 0 || r.err != nil {
+		if !r.closed || len(r.queue) == 0 || r.err != nil {
 			closed := r.closed
 			r.mu.Unlock()
 			if closed {
@@ -113,7 +81,6 @@ func (r *refresher) run() {
 		for id, i := range r.queued {
 			r.queued[id] = i - 1
 		}
-		r.held -= len(job.recent)
 		r.mu.Unlock()
 		rs, ok, err := resumeState(r.ctx, r.st, job)
 		r.mu.Lock()
@@ -127,10 +94,10 @@ func (r *refresher) run() {
 	}
 }
 
-// save stores the states extracted so far, once there are at least min.
-func (r *refresher) save(ctx context.Context, min int) error {
+// save stores the states extracted.
+func (r *refresher) save(ctx context.Context) error {
 	r.mu.Lock()
-	if len(r.ready) < max(min, 1) {
+	if len(r.ready) == 0 {
 		r.mu.Unlock()
 		return nil
 	}
@@ -140,8 +107,8 @@ func (r *refresher) save(ctx context.Context, min int) error {
 	return r.st.SaveResumeStates(ctx, ready)
 }
 
-// finish waits for what was asked (unless ctx is done) and stores it. The
-// writer is done: a second worker takes the other core.
+// finish extracts what was asked (unless ctx is done), on two workers,
+// and stores it: the writer is done.
 func (r *refresher) finish(ctx context.Context) error {
 	r.mu.Lock()
 	r.closed = true
@@ -164,5 +131,5 @@ func (r *refresher) finish(ctx context.Context) error {
 	if r.err != nil {
 		return r.err
 	}
-	return r.save(ctx, 1)
+	return r.save(ctx)
 }

@@ -147,8 +147,21 @@ func (e *Engine) resumeDoc(ctx context.Context, st *store.Store, sess store.Sess
 	case err != nil && !notFound(err):
 		return handoff.Doc{}, err
 	}
-	return extractForResume(ctx, st, sess)
+	doc, err := extractForResume(ctx, st, sess)
+	if err == nil && !st.ReadOnly() {
+		// A bulk ingest stores the states of its projects' latest sessions
+		// only (resumeState): an older one's is stored at its first resume,
+		// so that the next reads it. Best effort, and never a wait: a ledger
+		// another process is writing keeps its state for a later resume.
+		lctx := store.WithLockDeadline(ctx, time.Now().Add(resumeSaveWait))
+		_ = st.SaveResumeStates(lctx, []store.ResumeState{{SessionID: sess.ID, Key: key, Doc: doc}})
+	}
+	return doc, err
 }
+
+// resumeSaveWait is how long a resume waits for the write lock to store
+// the state it extracted.
+const resumeSaveWait = 20 * time.Millisecond
 
 // extractForResume extracts the handoff resume shows for a session with
 // none written: from its latest resumeMessages messages, with its notes.
@@ -172,49 +185,64 @@ func extractMessages(ctx context.Context, st *store.Store, sess store.Session, m
 	return teamTasks(ctx, st, sess, d), nil
 }
 
-// refreshJob is a session whose resume state to extract. Recent are the
-// messages an ingest just added to it, as stored, the latest last; when
-// whole, they are all that extraction reads (the session had no others, or
-// there are resumeMessages of them), the last of seq lastSeq.
+// refreshJob is a session whose resume state to extract.
 type refreshJob struct {
 	sessionID string
-	recent    []compact.Message
-	whole     bool
-	lastSeq   int64
+	// latestOnly skips a session that is not among its project's two
+	// latest (superseded): a bulk ingest's.
+	latestOnly bool
 }
 
 // resumeState extracts a session's resume state unless the stored one
 // is current; ok is false when it is (nothing to store). The key is read
-// before the messages, or is that of the messages given: a state is never
-// stored under a key newer than what it was extracted from, so a write in
-// between only makes it look stale.
+// before the messages: a state is never stored under a key newer than what
+// it was extracted from, so a write in between only makes it look stale.
 func resumeState(ctx context.Context, st *store.Store, job refreshJob) (rs store.ResumeState, ok bool, err error) {
 	sess, err := st.Session(ctx, job.sessionID)
 	if err != nil {
 		return rs, false, err
 	}
-	var key string
-	if job.whole {
-		key, err = st.ResumeKeyAt(ctx, sess, job.lastSeq)
-	} else {
-		key, err = st.ResumeKey(ctx, sess)
+	if job.latestOnly {
+		if old, err := superseded(ctx, st, sess); err != nil || old {
+			return rs, false, err
+		}
 	}
+	key, err := st.ResumeKey(ctx, sess)
 	if err != nil {
 		return rs, false, err
 	}
 	if old, err := st.LoadResumeState(ctx, sess.ID); err == nil && old.Key == key {
 		return rs, false, nil
 	}
-	var doc handoff.Doc
-	if job.whole {
-		doc, err = extractMessages(ctx, st, sess, job.recent[max(len(job.recent)-resumeMessages, 0):])
-	} else {
-		doc, err = extractForResume(ctx, st, sess)
-	}
+	doc, err := extractForResume(ctx, st, sess)
 	if err != nil {
 		return rs, false, err
 	}
 	return store.ResumeState{SessionID: sess.ID, Key: key, Doc: doc}, true, nil
+}
+
+// superseded tells whether two sessions of sess's project folder, or of
+// folders below it, have newer activity than sess. Then neither `resume
+// --project` nor the SessionStart of a new session there picks it (they
+// read the latest session of the folder, of its repository or of a folder
+// above it, leaving out at most the asking one), and only a resume by its
+// id reads its state: extracted then (resumeDoc). Extracting the state of
+// every session of a bulk ingest cost it about as much CPU as writing the
+// messages and their index.
+func superseded(ctx context.Context, st *store.Store, sess store.Session) (bool, error) {
+	if sess.Project == "" {
+		return false, nil
+	}
+	list, err := st.Sessions(ctx, store.SessionFilter{Project: sess.Project, Limit: 2})
+	if err != nil {
+		return false, err
+	}
+	for _, s := range list {
+		if s.ID == sess.ID {
+			return false, nil
+		}
+	}
+	return len(list) == 2, nil
 }
 
 // RefreshResumeState brings a session's stored resume state up to date,

@@ -75,8 +75,9 @@ func writeGenerated(t *testing.T, path string, o transcript.GenOptions) []byte {
 
 // TestResumeStateAfterIngest ingests sessions of every kind (generated ones,
 // one longer than what resume reads, one written in two files, the real
-// corpus's with their subagent files) and checks that each has a stored
-// resume state equal to what extracting now gives.
+// corpus's with their subagent files) and checks that the latest two of
+// each project have a stored resume state equal to what extracting now
+// gives, and that every other session gets one at its first resume.
 func TestResumeStateAfterIngest(t *testing.T) {
 	ctx := context.Background()
 	e, st := openEngine(t)
@@ -104,11 +105,33 @@ func TestResumeStateAfterIngest(t *testing.T) {
 	if len(sessions) < 6 {
 		t.Fatalf("%d sessions after ingesting %d files", len(sessions), sum.Files)
 	}
+	lazy := 0
 	for _, s := range sessions {
 		if s.Messages == 0 {
 			continue
 		}
+		old, err := superseded(ctx, st, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := st.ResumeKey(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs, err := st.LoadResumeState(ctx, s.ID); err != nil || rs.Key != key {
+			if !old {
+				t.Fatalf("%s: among its project's latest two, and no current resume state after the ingest (%v)", s.ID, err)
+			}
+			// Left to its first resume, which stores it.
+			lazy++
+			if _, err := e.Resume(ctx, ResumeRequest{Session: s.ID, Budget: 2000}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		checkResumeState(t, st, s.ID)
+	}
+	if lazy == 0 {
+		t.Fatal("the ingest stored the resume state of every session, superseded ones too")
 	}
 }
 
