@@ -117,10 +117,13 @@ func (s *Store) SaveResumeStates(ctx context.Context, states []ResumeState) erro
 	// The key is made of stored values, already redacted: it goes as it is,
 	// to compare equal to the key ResumeKey makes of them again.
 	return Retry(ctx, func() error {
-		tx, err := s.db.BeginTxx(ctx, nil)
+		// beginWrite: a caller's lock deadline (a hook's, a resume storing
+		// what it extracted) bounds the wait for another writer's lock.
+		tx, done, err := s.beginWrite(ctx)
 		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
+		defer done()
 		defer tx.Rollback()
 		for i, rs := range states {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_states (session_id, input_key, doc, updated_at)
