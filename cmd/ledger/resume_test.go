@@ -14,6 +14,7 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
 )
 
 const sampleSession = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
@@ -233,5 +234,64 @@ func TestResumeUsageAndNotFound(t *testing.T) {
 	}
 	if got["handoff_id"] != nil || !strings.Contains(got["markdown"].(string), "extracted now") {
 		t.Errorf("a session without handoff: %v", got)
+	}
+}
+
+// TestResumeStoresAnOlderSessionsState: an ingest stores the resume states
+// of a folder's latest two sessions only; `ledger resume` of an older one
+// extracts it from the read-only ledger it opens, then stores it where it
+// can write, so that the next resume reads it and says the same.
+func TestResumeStoresAnOlderSessionsState(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	dir := filepath.Join(home, "transcripts", "-home-dev-src-shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"11111111-2222-4333-8444-000000000001", "11111111-2222-4333-8444-000000000002", "11111111-2222-4333-8444-000000000003"}
+	for i, id := range ids {
+		var buf bytes.Buffer
+		// Later seeds start later: the first session is the oldest.
+		if err := transcript.Generate(&buf, transcript.GenOptions{Seed: uint64(i + 1), SessionID: id, Project: "/home/dev/src/shop",
+			Messages: 120, Shape: transcript.GenReal}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingest(t, home, db, dir)
+	ctx := context.Background()
+	current := func() bool {
+		t.Helper()
+		st, err := store.Open(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		sess, err := st.Session(ctx, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := st.ResumeKey(ctx, sess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := st.LoadResumeState(ctx, ids[0])
+		return err == nil && rs.Key == key
+	}
+	if current() {
+		t.Fatal("the ingest stored the resume state of a session two newer ones superseded")
+	}
+	first := runCmd(t, home, "", "--db", db, "resume", ids[0])
+	if first.code != 0 || first.stdout == "" {
+		t.Fatalf("resume: exit %d: %s%s", first.code, first.stdout, first.stderr)
+	}
+	if !current() {
+		t.Fatal("the first resume did not store the state it extracted")
+	}
+	if again := runCmd(t, home, "", "--db", db, "resume", ids[0]); again.code != 0 || again.stdout != first.stdout {
+		t.Fatalf("resume from the stored state:\n%s\nextracted:\n%s", again.stdout, first.stdout)
 	}
 }

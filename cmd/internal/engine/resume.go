@@ -49,6 +49,11 @@ type Resume struct {
 	// Handoff is the handoff the context holds (CrossResume reads its
 	// tasks).
 	Handoff handoff.Doc
+	// Unsaved is the resume state extracted now that a read-only ledger
+	// could not store (see resumeDoc); nil when there is none. A caller
+	// that can write stores it (store.SaveResumeStates), so that the next
+	// resume reads it.
+	Unsaved *store.ResumeState
 }
 
 // errPending says the handoff resume uses is a pending one (pending.go).
@@ -91,7 +96,7 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 		res.HandoffID = &h.ID
 		in.Stale = staleness(sess.Project, in.Handoff)
 	case notFound(err):
-		if in.Handoff, err = e.resumeDoc(ctx, st, sess); err != nil {
+		if in.Handoff, res.Unsaved, err = e.resumeDoc(ctx, st, sess); err != nil {
 			return res, err
 		}
 		in.Extracted = true
@@ -134,29 +139,40 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 // resumeDoc is the handoff resume shows for a session with none written:
 // the stored resume state when it was extracted from what the session holds
 // now (ingest and the Stop and SessionEnd hooks keep it so), else one
-// extracted now. The two are the same document (extractForResume).
-func (e *Engine) resumeDoc(ctx context.Context, st *store.Store, sess store.Session) (handoff.Doc, error) {
+// extracted now. The two are the same document (extractForResume). One
+// extracted now is stored, so that the next resume reads it: a bulk ingest
+// stores the states of its projects' latest sessions only (resumeState).
+// Best effort, and never a wait: a ledger another process is writing keeps
+// its state for a later resume. On a read-only ledger it is returned as
+// unsaved, for the caller to store if it can write elsewhere.
+func (e *Engine) resumeDoc(ctx context.Context, st *store.Store, sess store.Session) (handoff.Doc, *store.ResumeState, error) {
 	key, err := st.ResumeKey(ctx, sess)
 	if err != nil {
-		return handoff.Doc{}, err
+		return handoff.Doc{}, nil, err
 	}
 	rs, err := st.LoadResumeState(ctx, sess.ID)
 	switch {
 	case err == nil && rs.Key == key:
-		return rs.Doc, nil
+		return rs.Doc, nil, nil
 	case err != nil && !notFound(err):
-		return handoff.Doc{}, err
+		return handoff.Doc{}, nil, err
 	}
 	doc, err := extractForResume(ctx, st, sess)
-	if err == nil && !st.ReadOnly() {
-		// A bulk ingest stores the states of its projects' latest sessions
-		// only (resumeState): an older one's is stored at its first resume,
-		// so that the next reads it. Best effort, and never a wait: a ledger
-		// another process is writing keeps its state for a later resume.
-		lctx := store.WithLockDeadline(ctx, time.Now().Add(resumeSaveWait))
-		_ = st.SaveResumeStates(lctx, []store.ResumeState{{SessionID: sess.ID, Key: key, Doc: doc}})
+	if err != nil {
+		return doc, nil, err
 	}
-	return doc, err
+	state := &store.ResumeState{SessionID: sess.ID, Key: key, Doc: doc}
+	if st.ReadOnly() {
+		return doc, state, nil
+	}
+	_ = SaveResumeState(ctx, st, *state)
+	return doc, nil, nil
+}
+
+// SaveResumeState stores a resume state a resume extracted, waiting at
+// most resumeSaveWait for another writer's lock.
+func SaveResumeState(ctx context.Context, st *store.Store, rs store.ResumeState) error {
+	return st.SaveResumeStates(store.WithLockDeadline(ctx, time.Now().Add(resumeSaveWait)), []store.ResumeState{rs})
 }
 
 // resumeSaveWait is how long a resume waits for the write lock to store

@@ -203,7 +203,7 @@ func TestResumeStateFollowsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess, _ = st.Session(ctx, id)
-	d, err := e.resumeDoc(ctx, st, sess)
+	d, _, err := e.resumeDoc(ctx, st, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
