@@ -24,7 +24,7 @@ func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.St
 	if err != nil {
 		return SyncResult{}, err
 	}
-	if st.Postgres() {
+	if st.Shared() {
 		return SyncResult{}, errors.New("sync pushes a local SQLite ledger to a server: --db is a server already")
 	}
 	dst, err := open(ctx)

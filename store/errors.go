@@ -1,0 +1,77 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The kinds of error a caller of the store tells apart, with errors.Is;
+// the store's error types and the drivers' errors it understands match
+// one of them (each type's Is, kindError). Anything else is a failure of
+// the store or the database: its message says what.
+var (
+	// ErrNotFound: the session, handoff or other row asked for does not
+	// exist.
+	ErrNotFound = errors.New("not found")
+	// ErrAmbiguous: a session prefix matches several sessions
+	// (*AmbiguousError names them).
+	ErrAmbiguous = errors.New("ambiguous")
+	// ErrInvalid: the request cannot be served as asked: a location that
+	// is no ledger (*NotLedgerError).
+	ErrInvalid = errors.New("invalid")
+	// ErrReadOnly: a write to a ledger this process cannot write, or
+	// opened read-only (*ReadOnlyError, SQLite's SQLITE_READONLY,
+	// PostgreSQL's read_only_sql_transaction).
+	ErrReadOnly = errors.New("read-only")
+	// ErrBusy: another writer held the ledger's write lock past the wait
+	// (SQLite's SQLITE_BUSY and SQLITE_LOCKED, PostgreSQL's
+	// lock_not_available and deadlock_detected, a lock deadline passed).
+	// What failed wrote nothing: it may be tried again (Retry).
+	ErrBusy = errors.New("busy")
+)
+
+// AmbiguousError is returned when a session prefix matches several sessions.
+type AmbiguousError struct {
+	Prefix     string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("session prefix %q is ambiguous: %s", e.Prefix, strings.Join(e.Candidates, ", "))
+}
+
+// Is makes an AmbiguousError ErrAmbiguous.
+func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
+
+// kindError is a driver's error with the kind the store gives it (its
+// dialect's sqliteKind or pgKind): errors.Is finds the kind, errors.As the
+// driver's own error, and the message is the driver's. The store's
+// connections wrap what their driver returns once, as it comes back.
+type kindError struct {
+	kind error
+	err  error
+}
+
+func (e kindError) Error() string   { return e.err.Error() }
+func (e kindError) Unwrap() []error { return []error{e.err, e.kind} }
+
+// withKind is err wrapped with its kind (kind(err)), or err as it is when
+// it has none: database/sql's own sentinels (driver.ErrBadConn,
+// driver.ErrSkip) pass through untouched.
+func withKind(err error, kind func(error) error) error {
+	if err == nil {
+		return nil
+	}
+	if k := kind(err); k != nil && !errors.Is(err, k) {
+		return kindError{k, err}
+	}
+	return err
+}
+
+// IsBusy tells whether err is another writer holding the ledger's write
+// lock past the wait (ErrBusy), whichever driver said so: one of the
+// store's connections, or a connection of the driver's own.
+func IsBusy(err error) bool {
+	return errors.Is(err, ErrBusy) || sqliteKind(err) == ErrBusy || pgKind(err) == ErrBusy
+}
