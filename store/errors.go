@@ -69,6 +69,29 @@ func withKind(err error, kind func(error) error) error {
 	return err
 }
 
+// kinds are the kinds of error, in the order Kind tries them: a request
+// found invalid is that first, whatever else went wrong with it.
+var kinds = []error{ErrInvalid, ErrAmbiguous, ErrNotFound, ErrReadOnly, ErrBusy}
+
+// Kind is the kind of err: ErrInvalid, ErrAmbiguous, ErrNotFound,
+// ErrReadOnly or ErrBusy, or nil for any other failure (and for nil). A
+// driver's error is known by its type and code (SQLite's result codes,
+// PostgreSQL's SQLSTATE), never by its message.
+func Kind(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k) {
+			return k
+		}
+	}
+	if k := sqliteKind(err); k != nil {
+		return k
+	}
+	return pgKind(err)
+}
+
 // IsBusy tells whether err is another writer holding the ledger's write
 // lock past the wait (ErrBusy), whichever driver said so: one of the
 // store's connections, or a connection of the driver's own.

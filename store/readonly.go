@@ -27,6 +27,9 @@ func (e *ReadOnlyError) Error() string {
 
 func (e *ReadOnlyError) Unwrap() error { return e.Err }
 
+// Is makes a ReadOnlyError ErrReadOnly.
+func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
+
 // readOnlyOS tells whether err is the system refusing a write: a read-only
 // file system, or permissions.
 func readOnlyOS(err error) bool {

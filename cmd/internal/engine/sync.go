@@ -25,7 +25,7 @@ func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.St
 		return SyncResult{}, err
 	}
 	if st.Shared() {
-		return SyncResult{}, errors.New("sync pushes a local SQLite ledger to a server: --db is a server already")
+		return SyncResult{}, invalidf("sync pushes a local SQLite ledger to a server: --db is a server already")
 	}
 	dst, err := open(ctx)
 	if err != nil {
