@@ -126,7 +126,7 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 			Handoff sql.NullInt64 `db:"handoff_id"`
 		}
 		err := tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
-			WHERE session_id = ? AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= ?
+			WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
 			ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
 		switch {
 		case err == nil && row.Handoff.Valid:
@@ -147,7 +147,7 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 	}
 	switch {
 	case attach != 0:
-		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET handoff_id = ?, source = 'hook' WHERE id = ?`, id, attach); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET handoff_id = $1, source = 'hook' WHERE id = $2`, id, attach); err != nil {
 			return 0, false, fmt.Errorf("attach the handoff to its compaction: %w", err)
 		}
 	case h.Record != nil:

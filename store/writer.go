@@ -656,7 +656,7 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 	committed := false
 	defer func() {
 		// A Commit that failed before the end rolls back first: the
-		// connection (beginWriteWith's own) cannot be given back while
+		// connection (the dialect's beginWrite's own) cannot be given back while
 		// the transaction holds it, and would wait on it for good.
 		if !committed {
 			w.tx.Rollback()
