@@ -23,8 +23,8 @@ import (
 // that runs them; every other statement is written once, in SQL both read
 // (statement.go), and nothing rewrites SQL at run time.
 //
-// What a driver's errors mean is the dialect's too (sqliteKind, pgKind),
-// decoded once, in the store's connections (kindError).
+// What a driver's errors mean is each backend's too (sqliteKind, pgKind:
+// by result code and SQLSTATE), read by Kind.
 type dialect interface {
 	// location is where the ledger is, for people: the SQLite file's
 	// path, or the server's URL without its password.

@@ -44,10 +44,10 @@ func (e *AmbiguousError) Error() string {
 // Is makes an AmbiguousError ErrAmbiguous.
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// kindError is a driver's error with the kind the store gives it (its
-// dialect's sqliteKind or pgKind): errors.Is finds the kind, errors.As the
-// driver's own error, and the message is the driver's. The store's
-// connections wrap what their driver returns once, as it comes back.
+// kindError is an error with the kind the store gave it where the
+// driver's code alone does not say it (PostgreSQL's query_canceled is
+// busy when the statement waited for the write lock): errors.Is finds the
+// kind, and errors.Is and As what err wraps; the message is err's.
 type kindError struct {
 	kind error
 	err  error
@@ -55,19 +55,6 @@ type kindError struct {
 
 func (e kindError) Error() string   { return e.err.Error() }
 func (e kindError) Unwrap() []error { return []error{e.err, e.kind} }
-
-// withKind is err wrapped with its kind (kind(err)), or err as it is when
-// it has none: database/sql's own sentinels (driver.ErrBadConn,
-// driver.ErrSkip) pass through untouched.
-func withKind(err error, kind func(error) error) error {
-	if err == nil {
-		return nil
-	}
-	if k := kind(err); k != nil && !errors.Is(err, k) {
-		return kindError{k, err}
-	}
-	return err
-}
 
 // kinds are the kinds of error, in the order Kind tries them: a request
 // found invalid is that first, whatever else went wrong with it.
