@@ -8,20 +8,10 @@ import (
 // FTSSegments counts the segments of each full-text index: each ingest
 // transaction adds one and FTS5 merges them as they pile up, so a count in
 // the hundreds says searches read many b-trees (ledger doctor --rebuild
-// merges each index into one).
+// merges each index into one). On PostgreSQL, whose GIN indexes have no
+// segments to merge, it is empty.
 func (s *Store) FTSSegments(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	if s.pg {
-		return out, nil // GIN indexes have no segments to merge
-	}
-	for _, t := range ftsTables {
-		var n int64
-		if err := s.db.GetContext(ctx, &n, `SELECT count(DISTINCT segid) FROM `+t+`_idx`); err != nil {
-			return nil, fmt.Errorf("count segments of %s: %w", t, err)
-		}
-		out[t] = n
-	}
-	return out, nil
+	return s.d.ftsSegments(ctx, s.db)
 }
 
 // LastHookReceipts is the newest receipt of each hook event, by event.

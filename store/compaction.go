@@ -46,19 +46,17 @@ type CompactionFilter struct {
 
 // Compactions lists compactions, oldest first.
 func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compaction, error) {
-	q := `SELECT ` + compactionColumns + ` FROM compactions WHERE 1 = 1`
-	var args []any
+	var q query
+	q.add(`SELECT ` + compactionColumns + ` FROM compactions WHERE 1 = 1`)
 	if f.SessionID != "" {
-		q += ` AND session_id = ?`
-		args = append(args, f.SessionID)
+		q.add(` AND session_id = ` + q.arg(f.SessionID))
 	}
 	if !f.Since.IsZero() {
-		q += ` AND at >= ?`
-		args = append(args, f.Since.UTC())
+		q.add(` AND at >= ` + q.arg(f.Since.UTC()))
 	}
-	q += ` ORDER BY at, id`
+	q.add(` ORDER BY at, id`)
 	var out []Compaction
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list compactions: %w", err)
 	}
 	for i := range out {
@@ -72,14 +70,14 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 // them, without reading every summary.
 func (s *Store) LastCompaction(ctx context.Context, sessionID string) (Compaction, int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM compactions WHERE session_id = ?`, sessionID); err != nil {
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM compactions WHERE session_id = $1`, sessionID); err != nil {
 		return Compaction{}, 0, fmt.Errorf("count compactions: %w", err)
 	}
 	if n == 0 {
 		return Compaction{}, 0, nil
 	}
 	var c Compaction
-	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE session_id = ?
+	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE session_id = $1
 		ORDER BY at DESC, id DESC LIMIT 1`, sessionID)
 	if err != nil {
 		return Compaction{}, 0, fmt.Errorf("read the last compaction: %w", err)
@@ -91,7 +89,7 @@ func (s *Store) LastCompaction(ctx context.Context, sessionID string) (Compactio
 // CompactionByID returns one compaction, or ErrNotFound.
 func (s *Store) CompactionByID(ctx context.Context, id int64) (Compaction, error) {
 	var c Compaction
-	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE id = ?`, id)
+	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("no compaction %d: %w", id, ErrNotFound)
 	}
@@ -117,13 +115,13 @@ func (s *Store) CutSeq(ctx context.Context, c Compaction) (seq int64, ok bool, e
 		return s.db.GetContext(ctx, &v, query, args...)
 	}
 	if c.LogicalParentUUID != "" {
-		err = q(`SELECT max(seq) FROM messages WHERE session_id = ? AND uuid = ?`, c.SessionID, c.LogicalParentUUID)
+		err = q(`SELECT max(seq) FROM messages WHERE session_id = $1 AND uuid = $2`, c.SessionID, c.LogicalParentUUID)
 	}
 	if err == nil && c.BoundaryUUID.Valid {
-		err = q(`SELECT min(seq) - 1 FROM messages WHERE session_id = ? AND parent_uuid = ?`, c.SessionID, c.BoundaryUUID.String)
+		err = q(`SELECT min(seq) - 1 FROM messages WHERE session_id = $1 AND parent_uuid = $2`, c.SessionID, c.BoundaryUUID.String)
 	}
 	if err == nil {
-		err = q(`SELECT max(seq) FROM messages WHERE session_id = ? AND sidechain = 0 AND at <= ?`, c.SessionID, c.At.UTC())
+		err = q(`SELECT max(seq) FROM messages WHERE session_id = $1 AND sidechain = 0 AND at <= $2`, c.SessionID, c.At.UTC())
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("find the cut of compaction %d: %w", c.ID, err)
@@ -139,10 +137,10 @@ func (s *Store) PreservedText(ctx context.Context, c Compaction) (string, error)
 		return "", nil
 	}
 	var texts []string
-	err := s.db.SelectContext(ctx, &texts, `SELECT text FROM messages WHERE session_id = ? AND sidechain = 0
-		AND seq BETWEEN (SELECT min(seq) FROM messages WHERE session_id = ? AND uuid = ?)
-		AND (SELECT max(seq) FROM messages WHERE session_id = ? AND uuid = ?) ORDER BY seq`,
-		c.SessionID, c.SessionID, c.PreservedHead, c.SessionID, c.PreservedTail)
+	err := s.db.SelectContext(ctx, &texts, `SELECT text FROM messages WHERE session_id = $1 AND sidechain = 0
+		AND seq BETWEEN (SELECT min(seq) FROM messages WHERE session_id = $1 AND uuid = $2)
+		AND (SELECT max(seq) FROM messages WHERE session_id = $1 AND uuid = $3) ORDER BY seq`,
+		c.SessionID, c.PreservedHead, c.PreservedTail)
 	if err != nil {
 		return "", fmt.Errorf("read what compaction %d kept: %w", c.ID, err)
 	}
@@ -152,7 +150,7 @@ func (s *Store) PreservedText(ctx context.Context, c Compaction) (string, error)
 // Mark sets a one-off marker of a session and reports whether it was not
 // set before (hook thresholds are announced once).
 func (s *Store) Mark(ctx context.Context, sessionID, name string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO session_marks (session_id, name, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO session_marks (session_id, name, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 		sessionID, name, time.Now().UTC())
 	if err != nil {
 		return false, fmt.Errorf("mark %s: %w", name, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentledger/ledger/compact"
@@ -21,7 +20,7 @@ import (
 func (s *Store) MessageRange(ctx context.Context, sessionID string, from, to int64) ([]compact.Message, []int64, error) {
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM messages
-		WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`, sessionID, from, to); err != nil {
+		WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`, sessionID, from, to); err != nil {
 		return nil, nil, fmt.Errorf("read messages of %s: %w", sessionID, err)
 	}
 	msgs, err := messages(rows)
@@ -41,7 +40,7 @@ func (s *Store) MessageRange(ctx context.Context, sessionID string, from, to int
 func (s *Store) MessagesThrough(ctx context.Context, sessionID string, seq int64, at time.Time) ([]compact.Message, error) {
 	var rows []messageRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM messages
-		WHERE session_id = ? AND ((sidechain = 0 AND seq <= ?) OR (sidechain = 1 AND at <= ?)) ORDER BY seq`,
+		WHERE session_id = $1 AND ((sidechain = 0 AND seq <= $2) OR (sidechain = 1 AND at <= $3)) ORDER BY seq`,
 		sessionID, seq, at.UTC()); err != nil {
 		return nil, fmt.Errorf("read messages of %s: %w", sessionID, err)
 	}
@@ -52,7 +51,7 @@ func (s *Store) MessagesThrough(ctx context.Context, sessionID string, seq int64
 // transcript gave none).
 func (s *Store) MessageAt(ctx context.Context, sessionID string, seq int64) (time.Time, error) {
 	var at []sql.NullTime
-	if err := s.db.SelectContext(ctx, &at, `SELECT at FROM messages WHERE session_id = ? AND seq = ?`, sessionID, seq); err != nil {
+	if err := s.db.SelectContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND seq = $2`, sessionID, seq); err != nil {
 		return time.Time{}, fmt.Errorf("read message %d of %s: %w", seq, sessionID, err)
 	}
 	if len(at) == 0 {
@@ -71,7 +70,7 @@ type MessagePlace struct {
 // MessagePlace finds a message by its row id, or ErrNotFound.
 func (s *Store) MessagePlace(ctx context.Context, id int64) (MessagePlace, error) {
 	var out []MessagePlace
-	if err := s.db.SelectContext(ctx, &out, `SELECT session_id, seq FROM messages WHERE id = ?`, id); err != nil {
+	if err := s.db.SelectContext(ctx, &out, `SELECT session_id, seq FROM messages WHERE id = $1`, id); err != nil {
 		return MessagePlace{}, fmt.Errorf("find message %d: %w", id, err)
 	}
 	if len(out) == 0 {
@@ -96,7 +95,7 @@ func (s *Store) ContextSeries(ctx context.Context, sessionID string) ([]ContextP
 	var out []ContextPoint
 	if err := s.db.SelectContext(ctx, &out, `SELECT seq, at, model,
 		coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0) AS tokens
-		FROM messages WHERE session_id = ? AND sidechain = 0 AND output_tokens IS NOT NULL ORDER BY seq`, sessionID); err != nil {
+		FROM messages WHERE session_id = $1 AND sidechain = 0 AND output_tokens IS NOT NULL ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("read context of %s: %w", sessionID, err)
 	}
 	return out, nil
@@ -115,12 +114,12 @@ func (s *Store) PeakContexts(ctx context.Context, sessionIDs []string) (map[stri
 		SessionID string `db:"session_id"`
 		Peak      int64  `db:"peak"`
 	}
-	in := placeholders(len(sessionIDs))
+	in := placeholders(len(sessionIDs)) // both IN lists: the same parameters
 	if err := s.db.SelectContext(ctx, &rows, `SELECT session_id, max(peak) AS peak FROM (
 		SELECT session_id, max(coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0)) AS peak
 		FROM messages WHERE session_id IN (`+in+`) AND sidechain = 0 AND output_tokens IS NOT NULL GROUP BY session_id
 		UNION ALL SELECT session_id, max(pre_tokens) FROM compactions WHERE session_id IN (`+in+`) AND pre_tokens IS NOT NULL
-		GROUP BY session_id) AS p GROUP BY session_id`, append(anys(sessionIDs), anys(sessionIDs)...)...); err != nil {
+		GROUP BY session_id) AS p GROUP BY session_id`, anys(sessionIDs)...); err != nil {
 		return nil, fmt.Errorf("read peak context: %w", err)
 	}
 	for _, r := range rows {
@@ -149,8 +148,6 @@ func (s *Store) LatestHandoffs(ctx context.Context, sessionIDs []string) (map[st
 	}
 	return out, nil
 }
-
-func placeholders(n int) string { return "?" + strings.Repeat(", ?", n-1) }
 
 func anys(xs []string) []any {
 	out := make([]any, len(xs))

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -31,8 +30,8 @@ type Cursor struct {
 // Cursor returns the cursor of the file at path, or ErrNotFound.
 func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
 	var c Cursor
-	const q = `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at
-		FROM cursors WHERE path = ?`
+	const q = `SELECT path, session_id, format, size, mod_time, "offset", line, head_len, head_hash, state, updated_at
+		FROM cursors WHERE path = $1`
 	key := s.cursorKey(path)
 	err := s.db.GetContext(ctx, &c, q, key)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -56,31 +55,24 @@ func (s *Store) Cursor(ctx context.Context, path string) (Cursor, error) {
 // redacted: Cursor finds it by the path as it is.
 func (s *Store) Cursors(ctx context.Context) (map[string]Cursor, error) {
 	var cs []Cursor
-	if err := s.db.SelectContext(ctx, &cs, `SELECT path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at FROM cursors`); err != nil {
+	if err := s.db.SelectContext(ctx, &cs, `SELECT path, session_id, format, size, mod_time, "offset", line, head_len, head_hash, state, updated_at FROM cursors`); err != nil {
 		return nil, fmt.Errorf("read cursors: %w", err)
 	}
 	m := make(map[string]Cursor, len(cs))
 	for _, c := range cs {
-		if s.pg {
-			p, ok := strings.CutPrefix(c.Path, s.host+":")
-			if !ok {
-				continue // another machine's
-			}
-			c.Path = p
+		p, ok := s.d.cursorPath(s.host, c.Path)
+		if !ok {
+			continue // another machine's
 		}
+		c.Path = p
 		m[c.Path] = c
 	}
 	return m, nil
 }
 
-// cursorKey is the cursors row of the file at path: the path, or on a
-// PostgreSQL server, which many machines share, host:path.
-func (s *Store) cursorKey(path string) string {
-	if s.pg {
-		return s.host + ":" + path
-	}
-	return path
-}
+// cursorKey is the cursors row of the file at path (the dialect's
+// cursorKey).
+func (s *Store) cursorKey(path string) string { return s.d.cursorKey(s.host, path) }
 
 func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {
 	c.UpdatedAt = time.Now().UTC()
@@ -91,10 +83,10 @@ func saveCursor(ctx context.Context, tx *sqlx.Tx, c *Cursor) error {
 	// agent worked): the store's connection redacts it with the rest
 	// (redactdriver.go). The head's hash is no text: it goes as it is.
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO cursors (path, session_id, format, size, mod_time, offset, line, head_len, head_hash, state, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO cursors (path, session_id, format, size, mod_time, "offset", line, head_len, head_hash, state, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, format = excluded.format, size = excluded.size,
-			mod_time = excluded.mod_time, offset = excluded.offset, line = excluded.line, head_len = excluded.head_len,
+			mod_time = excluded.mod_time, "offset" = excluded."offset", line = excluded.line, head_len = excluded.head_len,
 			head_hash = excluded.head_hash, state = excluded.state, updated_at = excluded.updated_at`,
 		c.Path, c.SessionID, c.Format, c.Size, c.ModTime, c.Offset, c.Line, c.HeadLen, verbatim(c.HeadHash), c.State, c.UpdatedAt)
 	if err != nil {

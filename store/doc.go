@@ -1,6 +1,11 @@
-// Package store is ledger's SQLite database: sessions, messages, handoffs,
-// compactions and ingest cursors, with FTS5 indexes kept in step by
-// triggers. It is the only package that writes SQL; callers use its methods,
-// never a database handle, and those of ingest (Writer), search and forget
-// are contracts a PostgreSQL backend could meet.
+// Package store is ledger's database: sessions, messages, handoffs,
+// compactions, notes and ingest cursors, with full-text indexes. It is the
+// only package that writes SQL; callers use its methods, never a database
+// handle. Open chooses the backend once from the location: a SQLite file
+// (sqlite.go: FTS5, WAL, immediate transactions) or a team ledger on a
+// PostgreSQL server (postgres.go: tsvector columns, an advisory write
+// lock), each an unexported dialect (dialect.go) that owns what the two do
+// differently. Every other statement is written once, with numbered
+// parameters both drivers bind (statement.go). Kind names an error's kind,
+// whichever backend said it.
 package store

@@ -3,15 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
-
-// ftsTables are the full-text indexes, each over its content table.
-var ftsTables = []string{"messages_fts", "handoffs_fts", "compactions_fts", "notes_fts"}
 
 // Health is what `ledger doctor` reports.
 type Health struct {
@@ -34,76 +26,20 @@ type Health struct {
 	WALEmptied bool `json:"wal_emptied"`
 }
 
-// Check runs SQLite's integrity_check and FTS5's integrity-check on every
-// index, and counts what the ledger holds.
+// Check checks the database and its full-text indexes (on SQLite, its
+// integrity_check and FTS5's integrity-check on every index; a server keeps
+// its own files whole), counts what the ledger holds, and measures it on
+// disk, its WAL emptied first where this process can (see Health).
 func (s *Store) Check(ctx context.Context) (Health, error) {
-	var h Health
-	if s.pg {
-		return s.checkPG(ctx)
-	}
-	var problems []string
-	if err := s.db.SelectContext(ctx, &problems, `PRAGMA integrity_check`); err != nil {
-		return h, fmt.Errorf("integrity check: %w", err)
-	}
-	h.Integrity = strings.Join(problems, "; ")
-	h.ReadOnly = s.readOnly
-	var fts []string
-	for _, t := range ftsTables {
-		if s.readOnly {
-			break
-		}
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('integrity-check', 1)`); err != nil {
-			fts = append(fts, t+": "+err.Error())
-		}
-	}
-	h.FTS = "ok"
-	if len(fts) > 0 {
-		h.FTS = strings.Join(fts, "; ")
+	h, err := s.d.check(ctx, s.db, s.readOnly)
+	if err != nil {
+		return h, err
 	}
 	if err := s.count(ctx, &h); err != nil {
 		return h, err
 	}
-	h.WALEmptied = s.emptyWAL(ctx)
-	for _, p := range []string{s.path, s.path + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			h.Bytes += fi.Size()
-		}
-	}
-	return h, nil
-}
-
-// emptyWAL copies the WAL into the database file and empties it, on a
-// read-write connection of its own (doctor reads through a read-only
-// store), once: what finishes a forget that a reader held up. It reports
-// whether it could; a ledger this process cannot write cannot.
-func (s *Store) emptyWAL(ctx context.Context) bool {
-	if _, err := os.Stat(s.path + "-wal"); err != nil || !writableFolder(filepath.Dir(s.path)) {
-		return false
-	}
-	db, err := sqlx.Open("sqlite", DSN(s.path)+"&mode=rw")
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	done, err := truncateWAL(ctx, conn, 1)
-	return err == nil && done
-}
-
-// checkPG is Check on PostgreSQL: the server keeps its own files whole,
-// and the full-text columns are generated with their rows; what is left
-// to check is that the ledger answers, and to count.
-func (s *Store) checkPG(ctx context.Context) (Health, error) {
-	h := Health{Integrity: "ok", FTS: "ok"} // nothing left unchecked, read-only or not
-	if err := s.count(ctx, &h); err != nil {
+	if h.Bytes, h.WALEmptied, err = s.d.footprint(ctx, s.db); err != nil {
 		return h, err
-	}
-	if err := s.db.GetContext(ctx, &h.Bytes, `SELECT pg_database_size(current_database())`); err != nil {
-		return h, fmt.Errorf("database size: %w", err)
 	}
 	return h, nil
 }
@@ -118,20 +54,18 @@ func (s *Store) count(ctx context.Context, h *Health) error {
 	return nil
 }
 
-// RebuildFTS rebuilds every full-text index from its content table.
+// RebuildFTS rebuilds every full-text index from its content table (on
+// PostgreSQL, whose tsvector columns are generated with their rows, there
+// is nothing to rebuild).
 func (s *Store) RebuildFTS(ctx context.Context) error {
-	if s.pg {
-		return nil // PostgreSQL's tsvector columns are generated with their rows
-	}
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, done, err := s.d.beginWrite(ctx, s.db, false)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	defer done()
 	defer tx.Rollback()
-	for _, t := range ftsTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
-			return fmt.Errorf("rebuild %s: %w", t, err)
-		}
+	if err := s.d.rebuildFTS(ctx, tx); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

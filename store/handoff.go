@@ -126,7 +126,7 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 			Handoff sql.NullInt64 `db:"handoff_id"`
 		}
 		err := tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
-			WHERE session_id = ? AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= ?
+			WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
 			ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
 		switch {
 		case err == nil && row.Handoff.Valid:
@@ -141,13 +141,13 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 	// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
 	var id int64
 	err = tx.GetContext(ctx, &id, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens, path)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, d.Session, d.CreatedAt.UTC(), d.Trigger, d.Task, sections, d.Markdown, d.Tokens, h.Path)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, d.Session, d.CreatedAt.UTC(), d.Trigger, d.Task, sections, d.Markdown, d.Tokens, h.Path)
 	if err != nil {
 		return 0, false, fmt.Errorf("insert handoff: %w", err)
 	}
 	switch {
 	case attach != 0:
-		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET handoff_id = ?, source = 'hook' WHERE id = ?`, id, attach); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE compactions SET handoff_id = $1, source = 'hook' WHERE id = $2`, id, attach); err != nil {
 			return 0, false, fmt.Errorf("attach the handoff to its compaction: %w", err)
 		}
 	case h.Record != nil:
@@ -161,7 +161,7 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 			return 0, false, err
 		}
 		if path != h.Path {
-			if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET path = ? WHERE id = ?`, path, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET path = $1 WHERE id = $2`, path, id); err != nil {
 				return 0, false, fmt.Errorf("handoff path: %w", err)
 			}
 		}
@@ -183,11 +183,11 @@ func sameCompaction(ctx context.Context, tx *sqlx.Tx, session string, rec Compac
 	var err error
 	if rec.LogicalParent != "" {
 		err = tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
-			WHERE session_id = ? AND source = ? AND logical_parent_uuid = ? AND boundary_uuid IS NULL
+			WHERE session_id = $1 AND source = $2 AND logical_parent_uuid = $3 AND boundary_uuid IS NULL
 			ORDER BY at DESC, id DESC LIMIT 1`, session, rec.Source, rec.LogicalParent)
 	} else {
 		err = tx.GetContext(ctx, &h, `SELECT handoff_id FROM compactions
-			WHERE session_id = ? AND source = ? AND at >= ? AND boundary_uuid IS NULL
+			WHERE session_id = $1 AND source = $2 AND at >= $3 AND boundary_uuid IS NULL
 			ORDER BY at DESC, id DESC LIMIT 1`, session, rec.Source, rec.At.Add(-rec.Debounce).UTC())
 	}
 	if errors.Is(err, sql.ErrNoRows) {
@@ -216,8 +216,8 @@ func (s *Store) TranscriptPoint(ctx context.Context, session, uuid string) (stri
 		}
 		var next sql.NullString
 		err := s.db.GetContext(ctx, &next, `SELECT boundary_uuid FROM compactions
-			WHERE session_id = ? AND logical_parent_uuid = ? AND boundary_uuid IS NOT NULL AND boundary_uuid <> ?
-			ORDER BY at DESC, id DESC LIMIT 1`, session, point, point)
+			WHERE session_id = $1 AND logical_parent_uuid = $2 AND boundary_uuid IS NOT NULL AND boundary_uuid <> $2
+			ORDER BY at DESC, id DESC LIMIT 1`, session, point)
 		if errors.Is(err, sql.ErrNoRows) {
 			return point, nil
 		}
@@ -238,13 +238,13 @@ func addCompactionRecord(ctx context.Context, tx execer, session string, handoff
 	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO compactions (session_id, at, trigger, pre_tokens, source, handoff_id, logical_parent_uuid, tool_calls)
-		SELECT ?, ?, ?, ?, ?, ?, ?, s.tool_calls - coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0)
-		FROM sessions s WHERE s.id = ?`,
+		SELECT $1, $2, $3, $4, $5, $6, $7, s.tool_calls - coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0)
+		FROM sessions s WHERE s.id = $8`,
 		session, rec.At.UTC(), rec.Trigger, pre, rec.Source, handoffID, rec.LogicalParent, session)
 	if err != nil {
 		return fmt.Errorf("insert compaction record: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET compactions = compactions + 1 WHERE id = ?`, session)
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET compactions = compactions + 1 WHERE id = $1`, session)
 	return err
 }
 
@@ -257,19 +257,17 @@ const handoffColumns = `id, session_id, created_at, trigger, task, sections, mar
 // Handoffs lists handoffs, newest first: one session's, or every one when
 // sessionID is "".
 func (s *Store) Handoffs(ctx context.Context, sessionID string, limit int) ([]Handoff, error) {
-	q := `SELECT ` + handoffColumns + ` FROM handoffs`
-	var args []any
+	var q query
+	q.add(`SELECT ` + handoffColumns + ` FROM handoffs`)
 	if sessionID != "" {
-		q += ` WHERE session_id = ?`
-		args = append(args, sessionID)
+		q.add(` WHERE session_id = ` + q.arg(sessionID))
 	}
-	q += ` ORDER BY created_at DESC, id DESC`
+	q.add(` ORDER BY created_at DESC, id DESC`)
 	if limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, limit)
+		q.add(` LIMIT ` + q.arg(limit))
 	}
 	var out []Handoff
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list handoffs: %w", err)
 	}
 	return out, nil
@@ -278,7 +276,7 @@ func (s *Store) Handoffs(ctx context.Context, sessionID string, limit int) ([]Ha
 // Handoff returns the handoff with this id, or ErrNotFound.
 func (s *Store) Handoff(ctx context.Context, id int64) (Handoff, error) {
 	var h Handoff
-	err := s.db.GetContext(ctx, &h, `SELECT `+handoffColumns+` FROM handoffs WHERE id = ?`, id)
+	err := s.db.GetContext(ctx, &h, `SELECT `+handoffColumns+` FROM handoffs WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("no handoff %d: %w", id, ErrNotFound)
 	}

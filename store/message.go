@@ -60,10 +60,10 @@ func (s *Store) Messages(ctx context.Context, sessionID string, last int) ([]com
 	var rows []messageRow
 	var err error
 	if last > 0 {
-		err = s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages WHERE session_id = ?
-			ORDER BY seq DESC LIMIT ?) AS m ORDER BY seq`, sessionID, last)
+		err = s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages WHERE session_id = $1
+			ORDER BY seq DESC LIMIT $2) AS m ORDER BY seq`, sessionID, last)
 	} else {
-		err = s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
+		err = s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read messages of %s: %w", sessionID, err)
@@ -77,8 +77,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, last int) ([]com
 func (s *Store) RecentUserMessages(ctx context.Context, sessionID string, n int) ([]compact.Message, error) {
 	var rows []messageRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT * FROM (SELECT `+messageColumns+` FROM messages
-		WHERE session_id = ? AND role = 'user' AND kind = 'text' AND meta = 0 AND compact_summary = 0 AND sidechain = 0
-		ORDER BY seq DESC LIMIT ?) AS m ORDER BY seq`, sessionID, n)
+		WHERE session_id = $1 AND role = 'user' AND kind = 'text' AND meta = 0 AND compact_summary = 0 AND sidechain = 0
+		ORDER BY seq DESC LIMIT $2) AS m ORDER BY seq`, sessionID, n)
 	if err != nil {
 		return nil, fmt.Errorf("read requests of %s: %w", sessionID, err)
 	}

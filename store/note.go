@@ -31,7 +31,7 @@ func (s *Store) AddNote(ctx context.Context, n Note) (Note, error) {
 	n.CreatedAt = n.CreatedAt.UTC()
 	err := Retry(ctx, func() error {
 		// RETURNING rather than LastInsertId: PostgreSQL has no last insert id.
-		return s.db.GetContext(ctx, &n.ID, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		return s.db.GetContext(ctx, &n.ID, `INSERT INTO notes (session_id, kind, text, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
 			n.SessionID, n.Kind, n.Text, n.CreatedAt)
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Store) AddNote(ctx context.Context, n Note) (Note, error) {
 func (s *Store) Notes(ctx context.Context, sessionID string) ([]Note, error) {
 	var out []Note
 	if err := s.db.SelectContext(ctx, &out, `SELECT id, session_id, kind, text, created_at FROM notes
-		WHERE session_id = ? ORDER BY created_at, id`, sessionID); err != nil {
+		WHERE session_id = $1 ORDER BY created_at, id`, sessionID); err != nil {
 		return nil, fmt.Errorf("list notes of %s: %w", sessionID, err)
 	}
 	for i := range out {

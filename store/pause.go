@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -19,7 +18,7 @@ type PausedProject struct {
 // then.
 func (s *Store) PauseProject(ctx context.Context, project string, at time.Time) (paused bool, err error) {
 	err = Retry(ctx, func() error {
-		res, err := s.db.ExecContext(ctx, `INSERT INTO paused_projects (project, at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+		res, err := s.db.ExecContext(ctx, `INSERT INTO paused_projects (project, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 			filepath.Clean(project), at.UTC())
 		if err != nil {
 			return err
@@ -40,7 +39,7 @@ func (s *Store) ResumeProject(ctx context.Context, project string) (resumed bool
 	err = Retry(ctx, func() error {
 		// As given, or as stored: a path holding a secret is stored redacted.
 		p := filepath.Clean(project)
-		res, err := s.db.ExecContext(ctx, `DELETE FROM paused_projects WHERE project = ? OR project = ?`, p, s.StoredKey(p))
+		res, err := s.db.ExecContext(ctx, `DELETE FROM paused_projects WHERE project = $1 OR project = $2`, p, s.StoredKey(p))
 		if err != nil {
 			return err
 		}
@@ -58,7 +57,7 @@ func (s *Store) ResumeProject(ctx context.Context, project string) (resumed bool
 func (s *Store) PausedProjects(ctx context.Context) ([]PausedProject, error) {
 	out := []PausedProject{}
 	if err := s.db.SelectContext(ctx, &out, `SELECT project, at FROM paused_projects ORDER BY project`); err != nil {
-		if noTable(err) {
+		if s.d.noTable(err) {
 			// A ledger without the table (read-only and older, or a
 			// backend whose schema lacks it) has nothing paused.
 			return out, nil
@@ -78,11 +77,4 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
 	return out, nil
-}
-
-// noTable tells whether err says a table does not exist (SQLite's "no such
-// table", PostgreSQL's "relation ... does not exist").
-func noTable(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "no such table") || strings.Contains(msg, "does not exist")
 }

@@ -20,16 +20,14 @@ import (
 )
 
 // pgDriverName is the database/sql driver the PostgreSQL backend opens:
-// pgx's, behind a thin layer that takes the store's statements as they are
-// written for SQLite (see rewritePG). The store's SQL is written once: the
-// few statements whose meaning differs (full text, pragmas) have a
-// PostgreSQL version of their own beside the SQLite one.
+// pgx's, behind a thin layer that bounds each round trip, redacts what it
+// writes and passes bools as SQLite stores them. It passes statements as
+// they are written: nothing rewrites SQL at run time (statement.go).
 const pgDriverName = "ledger-pgx"
 
 func init() {
 	sql.Register(pgDriverName, pgDriver{})
-	// NamedExec and In make ? binds; rewritePG numbers them.
-	sqlx.BindDriver(pgDriverName, sqlx.QUESTION)
+	sqlx.BindDriver(pgDriverName, sqlx.DOLLAR)
 }
 
 // pgDriver opens connections whose writes are redacted with redactor (see
@@ -158,8 +156,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 func (c pgConnector) Driver() driver.Driver { return pgDriver{c.redactor} }
 
-// pgConn is a pgx connection that rewrites each statement (rewritePG),
-// passes bools as 0 and 1, as SQLite stores them, gives every round trip
+// pgConn is a pgx connection that passes bools as 0 and 1, as SQLite stores them, gives every round trip
 // a deadline (see defaultStatementTimeout), and redacts what it writes
 // (redactArgs).
 type pgConn struct {
@@ -209,13 +206,9 @@ func (p *pgConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (p *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	q, _, err := rewritePG(query, nil)
-	if err != nil {
-		return nil, err
-	}
 	bctx, d, cancel := p.bound(ctx)
 	defer cancel()
-	st, err := p.c.PrepareContext(bctx, q)
+	st, err := p.c.PrepareContext(bctx, query)
 	if err != nil {
 		return nil, silent(ctx, bctx, d, err)
 	}
@@ -296,23 +289,17 @@ func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 }
 func (p *pgConn) IsValid() bool { return !p.c.Conn().IsClosed() }
 func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	q, a, err := rewritePG(query, redactArgs(p.redactor, writes(query), args))
-	if err != nil {
-		return nil, err
-	}
+	a := pgArgs(redactArgs(p.redactor, writes(query), args))
 	bctx, d, cancel := p.bound(ctx)
 	defer cancel()
-	res, err := p.c.ExecContext(bctx, q, a)
+	res, err := p.c.ExecContext(bctx, query, a)
 	return res, silent(ctx, bctx, d, err)
 }
 
 func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, a, err := rewritePG(query, redactArgs(p.redactor, writes(query), args))
-	if err != nil {
-		return nil, err
-	}
+	a := pgArgs(redactArgs(p.redactor, writes(query), args))
 	bctx, d, cancel := p.bound(ctx)
-	rows, err := p.c.QueryContext(bctx, q, a)
+	rows, err := p.c.QueryContext(bctx, query, a)
 	if err != nil {
 		cancel()
 		return nil, silent(ctx, bctx, d, err)
@@ -398,97 +385,4 @@ func pgArgs(args []driver.NamedValue) []driver.NamedValue {
 		out[i] = a
 	}
 	return out
-}
-
-// rewritePG turns a statement written for SQLite into PostgreSQL's: ? and
-// :name parameters become $1, $2, ... (a name used twice is one
-// parameter), with args put in that order, and the column offset, a
-// reserved word in PostgreSQL, is quoted. String literals, quoted
-// identifiers, $n parameters and :: casts are left as they are.
-func rewritePG(query string, args []driver.NamedValue) (string, []driver.NamedValue, error) {
-	var sb strings.Builder
-	var out []driver.NamedValue
-	named := map[string]int{}
-	next := 0   // the next positional argument
-	params := 0 // parameters numbered so far
-	isWord := func(c byte) bool {
-		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	}
-	for i := 0; i < len(query); {
-		c := query[i]
-		switch {
-		case c == '\'' || c == '"':
-			end := strings.IndexByte(query[i+1:], c)
-			if end < 0 {
-				sb.WriteString(query[i:])
-				i = len(query)
-				continue
-			}
-			sb.WriteString(query[i : i+2+end])
-			i += 2 + end
-		case c == '-' && i+1 < len(query) && query[i+1] == '-':
-			end := strings.IndexByte(query[i:], '\n')
-			if end < 0 {
-				end = len(query) - i
-			}
-			sb.WriteString(query[i : i+end])
-			i += end
-		case c == ':' && i+1 < len(query) && query[i+1] == ':':
-			sb.WriteString("::")
-			i += 2
-		case c == '?':
-			if args != nil {
-				if next >= len(args) {
-					return "", nil, fmt.Errorf("statement has more ? parameters than arguments")
-				}
-				out = append(out, args[next])
-			}
-			next++
-			params++
-			sb.WriteString("$" + strconv.Itoa(params))
-			i++
-		case c == ':' && i+1 < len(query) && isWord(query[i+1]) && (i == 0 || !isWord(query[i-1])):
-			j := i + 1
-			for j < len(query) && isWord(query[j]) {
-				j++
-			}
-			name := query[i+1 : j]
-			n, ok := named[name]
-			if !ok {
-				k := -1
-				for ai, a := range args {
-					if a.Name == name {
-						k = ai
-					}
-				}
-				if k < 0 {
-					return "", nil, fmt.Errorf("statement parameter :%s has no argument", name)
-				}
-				out = append(out, args[k])
-				params++
-				n = params
-				named[name] = n
-			}
-			sb.WriteString("$" + strconv.Itoa(n))
-			i = j
-		case isWord(c):
-			j := i
-			for j < len(query) && isWord(query[j]) {
-				j++
-			}
-			if w := query[i:j]; w == "offset" && (i == 0 || query[i-1] != '$') {
-				sb.WriteString(`"offset"`)
-			} else {
-				sb.WriteString(w)
-			}
-			i = j
-		default:
-			sb.WriteByte(c)
-			i++
-		}
-	}
-	if params == 0 {
-		out = args // written with $n already
-	}
-	return sb.String(), pgArgs(out), nil
 }

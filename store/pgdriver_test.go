@@ -1,60 +1,10 @@
 package store
 
 import (
-	"database/sql/driver"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestRewritePG(t *testing.T) {
-	args := func(vs ...any) []driver.NamedValue {
-		out := make([]driver.NamedValue, len(vs))
-		for i, v := range vs {
-			out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		name, in string
-		args     []driver.NamedValue
-		want     string
-		wantArgs []any
-	}{
-		{"positional", `SELECT a FROM t WHERE b = ? AND c = ?`, args("x", int64(2)), `SELECT a FROM t WHERE b = $1 AND c = $2`, []any{"x", int64(2)}},
-		{"named, one used twice", `UPDATE t SET a = :a WHERE b = :b OR a = :a`,
-			[]driver.NamedValue{{Name: "b", Value: "B"}, {Name: "a", Value: "A"}}, `UPDATE t SET a = $1 WHERE b = $2 OR a = $1`, []any{"A", "B"}},
-		{"literals, casts and comments kept", `SELECT '?', ':x', "offset", x::int -- what ?
-			FROM t WHERE y = ?`, args(true), `SELECT '?', ':x', "offset", x::int -- what ?
-			FROM t WHERE y = $1`, []any{int64(1)}},
-		{"offset quoted, OFFSET kept", `SELECT offset FROM cursors LIMIT ? OFFSET ?`, args(1, 2), `SELECT "offset" FROM cursors LIMIT $1 OFFSET $2`, []any{1, 2}},
-		{"written for PostgreSQL", `SELECT pg_advisory_xact_lock($1)`, args(int64(7)), `SELECT pg_advisory_xact_lock($1)`, []any{int64(7)}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, gotArgs, err := rewritePG(tc.in, tc.args)
-			if err != nil || got != tc.want {
-				t.Fatalf("rewritePG = %q, %v; want %q", got, err, tc.want)
-			}
-			var vals []any
-			for i, a := range gotArgs {
-				if a.Ordinal != i+1 {
-					t.Errorf("arg %d has ordinal %d", i, a.Ordinal)
-				}
-				vals = append(vals, a.Value)
-			}
-			if !reflect.DeepEqual(vals, tc.wantArgs) {
-				t.Errorf("args %v, want %v", vals, tc.wantArgs)
-			}
-		})
-	}
-	if _, _, err := rewritePG(`SELECT :missing`, args(1)); err == nil {
-		t.Error("a :name without its argument was accepted")
-	}
-	if _, _, err := rewritePG(`SELECT ?, ?`, args(1)); err == nil {
-		t.Error("more ? than arguments was accepted")
-	}
-}
 
 func TestIsURL(t *testing.T) {
 	for in, want := range map[string]bool{

@@ -1,87 +1,49 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 
 	pgmigrations "github.com/agentledger/ledger/migrations/postgres"
 )
 
-// IsURL tells whether a --db value names a PostgreSQL server
-// (postgres:// or postgresql://) rather than a SQLite file. Such a value
-// is never taken for a file name.
-func IsURL(db string) bool {
-	lower := strings.ToLower(db)
-	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
+// postgresDialect is a team ledger on a PostgreSQL server (see dialect),
+// which many machines share: full text in generated tsvector columns, one
+// writer at a time by an advisory lock, the server's own files and
+// maintenance.
+type postgresDialect struct {
+	url string // the server's URL, password and all
 }
 
-// NotLedgerError is a database location that is not, and cannot become, a
-// ledger: a URL of a kind ledger does not take, a blank value, a folder, a
-// file that is no SQLite database, or a SQLite database of something else.
-// Nothing is created or changed there.
-type NotLedgerError struct {
-	Location string // as given: quoted when it is no path
-	Why      string
-}
+// location is the server's URL without its password.
+func (d postgresDialect) location() string { return RedactURL(d.url) }
+func (postgresDialect) shared() bool       { return true }
 
-func (e *NotLedgerError) Error() string { return e.Location + " " + e.Why }
-
-// urlLike matches a value that starts with a URL scheme of two letters or
-// more (a Windows drive, C:, has one).
-var urlLike = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-
-// CheckLocation says what is wrong with a database location (--db,
-// $LEDGER_DB) before anything is opened, or nil: a PostgreSQL URL, or any
-// other value that does not look like a URL, is a SQLite path. A URL of
-// another kind (mysql://, sqlite://, file:, postgres:/x with one slash)
-// would otherwise become a SQLite file of that name in the working folder.
-func CheckLocation(db string) error {
-	switch {
-	case IsURL(db):
-		return nil
-	case strings.TrimSpace(db) == "":
-		return &NotLedgerError{Location: strconv.Quote(db), Why: "is blank: give a SQLite file's path or a postgres:// URL"}
-	case urlLike.MatchString(db):
-		return &NotLedgerError{Location: strconv.Quote(db), Why: "is not a postgres:// or postgresql:// URL, and ledger takes no other kind: " +
-			"give a PostgreSQL URL, or a SQLite file's path (./" + db + " for a file whose name has a colon)"}
+// version is the server's version.
+func (postgresDialect) version(ctx context.Context, db *sqlx.DB) (string, error) {
+	var v string
+	if err := db.GetContext(ctx, &v, `SHOW server_version`); err != nil {
+		return "", fmt.Errorf("read server version: %w", err)
 	}
-	return nil
+	return "PostgreSQL " + v, nil
 }
 
 // WithLocalPath gives a PostgreSQL store the path Path returns: where the
 // files ledger keeps beside its database (handoff Markdown, handoffs
 // waiting for the lock) go on this machine. A SQLite store ignores it.
 func WithLocalPath(path string) Option { return func(s *Store) { s.localPath = path } }
-
-// WithHost sets the machine name the store writes on the sessions it
-// creates (default: os.Hostname).
-func WithHost(host string) Option { return func(s *Store) { s.host = host } }
-
-// Host is the machine name the store writes on the sessions it creates.
-func (s *Store) Host() string { return s.host }
-
-// Postgres tells whether the store is on a PostgreSQL server.
-func (s *Store) Postgres() bool { return s.pg }
-
-// Location is where the ledger is, for people: the SQLite file's path, or
-// the server's URL without its password.
-func (s *Store) Location() string {
-	if !s.pg {
-		return s.path
-	}
-	return RedactURL(s.url)
-}
 
 // RedactURL is a PostgreSQL URL with its password (in the user part or a
 // password parameter) replaced, for messages.
@@ -101,24 +63,18 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// defaultHost is the machine's name, or "" when the system will not say.
-func defaultHost() string {
-	h, _ := os.Hostname()
-	return h
-}
-
 // openPostgres opens (and migrates, unless read-only) the ledger on the
-// PostgreSQL server at s.url. A read-only store's connections are
+// PostgreSQL server of s's dialect. A read-only store's connections are
 // read-only sessions (default_transaction_read_only), so a front door that
 // promises to read cannot write.
-func openPostgres(ctx context.Context, s *Store) (*Store, error) {
-	dsn := withTimeouts(s.url)
+func openPostgres(ctx context.Context, s *Store, d postgresDialect) (*Store, error) {
+	dsn := withTimeouts(d.url)
 	if s.readOnly {
 		dsn = withParam(dsn, "default_transaction_read_only", "on")
 	}
 	conn, err := pgDriver{redactor: s.redactor}.OpenConnector(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", RedactURL(s.url), err)
+		return nil, fmt.Errorf("open database %s: %w", d.location(), err)
 	}
 	db := sqlx.NewDb(sql.OpenDB(conn), pgDriverName)
 	// Every process is one of many clients of a shared server: keep few
@@ -129,13 +85,14 @@ func openPostgres(ctx context.Context, s *Store) (*Store, error) {
 	s.db = db
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open database %s: %s", RedactURL(s.url), oneLine(err))
+		return nil, fmt.Errorf("open database %s: %s", d.location(), oneLine(err))
 	}
 	if s.readOnly {
-		have, err := schemaVersion(ctx, db)
-		if err == nil && have < pgTarget() {
+		have, err := d.schemaVersion(ctx, db)
+		want, _ := d.target()
+		if err == nil && have < want {
 			var rw *Store
-			if rw, err = Open(ctx, s.url, WithoutRedaction()); err == nil {
+			if rw, err = Open(ctx, d.url, WithoutRedaction()); err == nil {
 				rw.Close()
 			}
 		}
@@ -166,54 +123,58 @@ func withParam(raw, key, value string) string {
 	return u.String()
 }
 
-// pgTarget is the PostgreSQL schema version this binary migrates to.
-func pgTarget() int64 {
-	v, _ := targetOf(pgmigrations.FS)
-	return v
-}
+// Schema.
 
-// targetOf is the highest migration number in fsys.
-func targetOf(fsys fs.FS) (int64, error) {
-	entries, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return 0, err
-	}
-	var target int64
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		if !ok || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		if v, err := strconv.ParseInt(num, 10, 64); err == nil {
-			target = max(target, v)
-		}
-	}
-	return target, nil
-}
+func (postgresDialect) target() (int64, error) { return targetOf(pgmigrations.FS) }
 
-// pgProvider is goose's provider for the PostgreSQL migrations. It runs
-// on a plain pgx connection pool of its own: goose's statements are
-// PostgreSQL's already, and the migrations' :: casts are theirs.
-func (s *Store) pgProvider() (*goose.Provider, func(), error) {
-	// A migration may build an index over a big team ledger for minutes:
-	// no statement_timeout here; migrate bounds the whole of it instead.
-	db, err := sql.Open("pgx", withTimeouts(withParam(s.url, "statement_timeout", "0")))
+// migrator is goose's provider for the PostgreSQL migrations. It runs on a
+// plain pgx connection pool of its own, without a statement_timeout: a
+// migration may build an index over a big team ledger for minutes. The
+// whole of it is bounded by pgMigrationTimeout instead, so that a server
+// that stops answering mid-migration does not hang the command.
+func (d postgresDialect) migrator(*sqlx.DB) (migrator, error) {
+	db, err := sql.Open("pgx", withTimeouts(withParam(d.url, "statement_timeout", "0")))
 	if err != nil {
-		return nil, nil, err
+		return migrator{}, err
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, db, pgmigrations.FS)
 	if err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("load migrations: %w", err)
+		return migrator{}, fmt.Errorf("load migrations: %w", err)
 	}
-	return p, func() { db.Close() }, nil
+	return migrator{Provider: p, close: func() { db.Close() }, timeout: pgMigrationTimeout}, nil
 }
 
+// schemaVersion is goose's version: a server has no header to mark.
+func (d postgresDialect) schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
+	return gooseVersion(ctx, db, d)
+}
+
+func (postgresDialect) markVersion(context.Context, *sqlx.DB, int64, bool) error { return nil }
+
+// noTable tells whether err is PostgreSQL's undefined_table (42P01).
+func (postgresDialect) noTable(err error) bool { return pgCode(err) == "42P01" }
+
+// sessionTables: the team ledger keeps how far each machine pushed each
+// session too (sync_marks).
+func (postgresDialect) sessionTables() []string {
+	return append(slices.Clip(sessionTables), "sync_marks")
+}
+
+// A team ledger's cursors are keyed host:path: a transcript's path is a
+// path on one machine, and each machine keeps its own.
+func (postgresDialect) cursorKey(host, path string) string { return host + ":" + path }
+func (postgresDialect) cursorPath(host, key string) (string, bool) {
+	return strings.CutPrefix(key, host+":")
+}
+
+// Writes.
+
 // pgWriteLock is the key of the advisory lock every PostgreSQL write
-// transaction takes first (see beginWritePG).
+// transaction takes first (see beginWrite).
 const pgWriteLock = 0x6c6564676572 // "ledger"
 
-// beginWritePG begins a write transaction on PostgreSQL. It first takes a
+// beginWrite begins a write transaction. It first takes a
 // transaction-level advisory lock that all ledger writers share, so that
 // writes are serialised as SQLite's immediate transactions are: a writer
 // reads what it builds on (a session's last seq, its counts) and writes in
@@ -221,9 +182,10 @@ const pgWriteLock = 0x6c6564676572 // "ledger"
 // once must not both number its messages from the same seq. Rows are still
 // written with ON CONFLICT, so that a writer that read before another
 // committed adds nothing twice. Under a lock deadline (a hook's budget) it
-// waits for the lock until then (lock_timeout), and fails as busy.
-func (s *Store) beginWritePG(ctx context.Context) (*sqlx.Tx, func(), error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+// waits for the lock until then (lock_timeout), and fails as busy
+// (ErrBusy). A bulk write is no different.
+func (postgresDialect) beginWrite(ctx context.Context, db *sqlx.DB, _ bool) (*sqlx.Tx, func(), error) {
+	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,12 +198,305 @@ func (s *Store) beginWritePG(ctx context.Context) (*sqlx.Tx, func(), error) {
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pgWriteLock)); err != nil {
 		tx.Rollback()
-		// Waited past lock_timeout (a hook's deadline), or past the
-		// statement_timeout for a writer that holds it that long.
-		if msg := err.Error(); strings.Contains(msg, "lock timeout") || strings.Contains(msg, "55P03") || strings.Contains(msg, "57014") {
-			return nil, nil, fmt.Errorf("database is locked (%s)", oneLine(err))
+		// Waited past lock_timeout (a hook's deadline: lock_not_available),
+		// or past the statement_timeout (query_canceled) for a writer that
+		// holds the lock that long: busy either way.
+		if c := pgCode(err); c == "55P03" || c == "57014" {
+			return nil, nil, kindError{ErrBusy, fmt.Errorf("database is locked (%s)", oneLine(err))}
 		}
 		return nil, nil, err
 	}
 	return tx, func() {}, nil
+}
+
+// insertMessage prepares the insert of a message row: PostgreSQL has no
+// last insert id, so the new row's id comes back with RETURNING, and a
+// message already there as no row.
+func (postgresDialect) insertMessage(ctx context.Context, tx *sqlx.Tx) (insertFunc, error) {
+	st, err := tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`) VALUES (`+
+		placeholders(insertColumnCount)+`) ON CONFLICT (session_id, uuid) DO NOTHING RETURNING id`)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, args ...any) (int64, bool, error) {
+		var id int64
+		err := st.QueryRowContext(ctx, args...).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		return id, err == nil, err
+	}, nil
+}
+
+// indexMessages: the tsvector columns are generated with their rows.
+func (postgresDialect) indexMessages(context.Context, *sqlx.Tx, int64) error { return nil }
+
+// Full text.
+//
+// Each searchable table has a stored tsvector column (tsv) of its text
+// split as SQLite's unicode61 tokenizer splits it, and a GIN index on it
+// (migrations/postgres). A query is the same Query, made a tsquery in
+// place of an FTS5 MATCH expression: the same query language, the same
+// filters, the same rows found; ranking follows the SQLite backend's
+// (newest first, or terms held when some may be missing), and snippets are
+// cut and marked as FTS5 marks them (snippet.go).
+
+// tsquery renders a term for to_tsquery: its tokens quoted (they are
+// letters and digits only) and followed by one another, the last a prefix
+// when the term is.
+func (t term) tsquery() string {
+	parts := make([]string, len(t.tokens))
+	for i, tok := range t.tokens {
+		parts[i] = "'" + strings.ReplaceAll(tok, "'", "''") + "'"
+	}
+	if t.prefix {
+		parts[len(parts)-1] += ":*"
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, " <-> ") + ")"
+}
+
+// match renders the query for to_tsquery, every word of a group needed
+// (all) or any of them: MatchAll and MatchAny's PostgreSQL counterparts.
+func (postgresDialect) match(q Query, all bool) string { return q.render(tsSyntax, all) }
+
+// rank is the newest matches that pass the filters, scored as SQLite's
+// rank scores them.
+func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
+	terms := o.Query.terms()
+	n := o.Limit
+	if scored && len(terms) > 1 {
+		n = max(n, scoreWindow)
+	} else {
+		scored = false
+	}
+	// The newest n matches are found in windows of the newest rows, each
+	// wider than the last, the last the whole table: a common word's
+	// newest matches lie in the first, and PostgreSQL would otherwise
+	// fetch and sort every match before it took n.
+	var top sql.NullInt64
+	if err := db.GetContext(ctx, &top, `SELECT max(id) FROM `+ix.table); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	var hits []Hit
+	for _, span := range []int64{4096, 65536, 0} {
+		var q query
+		q.add("SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role FROM " + ix.table +
+			" t WHERE t.tsv @@ to_tsquery('simple', " + q.arg(tsq) + ")" + ix.where)
+		whole := span == 0 || top.Int64-span <= 0
+		if !whole {
+			q.add(" AND t.id > " + q.arg(top.Int64-span))
+		}
+		if o.SessionID != "" {
+			q.add(" AND t.session_id = " + q.arg(o.SessionID))
+		}
+		o.scopeFilters(&q, ix)
+		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
+		var err error
+		if hits, err = selectHits(ctx, db, q.String(), q.args...); err != nil {
+			return nil, err
+		}
+		if whole || len(hits) >= n {
+			break
+		}
+	}
+	for i := range hits {
+		hits[i].Score = float64(len(terms))
+	}
+	if !scored || len(hits) == 0 {
+		return hits, nil
+	}
+	lo, hi := hits[len(hits)-1].ID, hits[0].ID
+	held := make([]map[int64]bool, len(terms))
+	for i, t := range terms {
+		var ids []int64
+		if err := db.SelectContext(ctx, &ids, `SELECT id FROM `+ix.table+` WHERE tsv @@ to_tsquery('simple', $1) AND id BETWEEN $2 AND $3`,
+			t.tsquery(), lo, hi); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		held[i] = map[int64]bool{}
+		for _, id := range ids {
+			held[i][id] = true
+		}
+	}
+	scoreHeld(hits, held)
+	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), o.Limit)], nil
+}
+
+// ftsSegments: GIN indexes have no segments to merge.
+func (postgresDialect) ftsSegments(context.Context, *sqlx.DB) (map[string]int64, error) {
+	return map[string]int64{}, nil
+}
+
+// rebuildFTS and mergeFTS: the tsvector columns are generated with their
+// rows, and go with them.
+func (postgresDialect) rebuildFTS(context.Context, *sqlx.Tx) error { return nil }
+func (postgresDialect) mergeFTS(context.Context, *sqlx.Tx) error   { return nil }
+
+// Maintenance.
+
+// check: the server keeps its own files whole, and the full-text columns
+// are generated with their rows; what is left to check is that the ledger
+// answers (Check counts what it holds), read-only or not.
+func (postgresDialect) check(context.Context, *sqlx.DB, bool) (Health, error) {
+	return Health{Integrity: "ok", FTS: "ok"}, nil
+}
+
+// footprint is the database's size; its WAL is the server's.
+func (postgresDialect) footprint(ctx context.Context, db *sqlx.DB) (int64, bool, error) {
+	var bytes int64
+	if err := db.GetContext(ctx, &bytes, `SELECT pg_database_size(current_database())`); err != nil {
+		return 0, false, fmt.Errorf("database size: %w", err)
+	}
+	return bytes, false, nil
+}
+
+// secureConn is a connection of the pool, as it is: PostgreSQL has no
+// secure_delete (VACUUM reclaims dead rows; scrubForgotten rewrites the
+// tables).
+func (postgresDialect) secureConn(ctx context.Context, db *sqlx.DB) (*sqlx.Conn, func(), error) {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, func() { conn.Close() }, nil
+}
+
+// beginForget begins a forget's write transaction (beginWrite) and returns
+// its id, which scrubForgotten waits past.
+func (d postgresDialect) beginForget(ctx context.Context, db *sqlx.DB) (*sqlx.Tx, int64, func(), error) {
+	tx, done, err := d.beginWrite(ctx, db, false)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	var xid int64
+	if err := tx.GetContext(ctx, &xid, `SELECT txid_current()`); err != nil {
+		tx.Rollback()
+		return nil, 0, nil, err
+	}
+	return tx, xid, done, nil
+}
+
+// forgetTables are the tables a forget deletes from.
+var forgetTables = []string{"compactions", "handoffs", "notes", "messages", "cursors", "session_marks", "hook_receipts", "sessions"}
+
+// scrubForgotten rewrites a team ledger's tables that held the forgotten
+// rows, and says why it could not (scrubbed.why). A DELETE in PostgreSQL
+// leaves the row's bytes in the table's pages (and in its TOAST table and
+// indexes) until they are reused; plain VACUUM only marks the space free.
+// VACUUM FULL writes each table anew, without them, and its indexes too;
+// ANALYZE with it replaces the column statistics, which sample rows.
+//
+// It needs the tables' owner, and takes each table's exclusive lock while
+// it runs (other clients wait): it waits at most 5 s for that lock, and
+// gives up rather than queue everyone behind a long transaction. A
+// transaction that began before the delete (xid) may still read the rows,
+// so VACUUM FULL copies them too: it waits for such transactions in this
+// database up to snapshotWait (an autovacuum's ANALYZE, another client's
+// read), and says so when one is still open. It also rewrites the
+// statistics catalog (pg_statistic) where this role may (a superuser):
+// elsewhere its old sample rows stay in the catalog's free space until the
+// server reuses it. What it cannot reach is the server's: the
+// write-ahead log (pg_wal, until its segments are recycled and
+// overwritten), WAL archives, replicas, backups, and the blocks the old
+// files held on disk: walTruncated is always false.
+func (d postgresDialect) scrubForgotten(ctx context.Context, db *sqlx.DB, xid int64) (scrubbed, error) {
+	why := d.vacuumFull(ctx, db, xid)
+	return scrubbed{rewritten: why == "", why: why}, nil
+}
+
+func (postgresDialect) vacuumFull(ctx context.Context, db *sqlx.DB, xid int64) string {
+	var notOwned []string
+	if err := db.SelectContext(ctx, &notOwned, `SELECT c.relname FROM pg_class c
+		WHERE c.relname = ANY(string_to_array($1, ',')) AND c.relkind = 'r' AND pg_table_is_visible(c.oid)
+			AND NOT pg_has_role(current_user, c.relowner, 'USAGE') ORDER BY c.relname`, strings.Join(forgetTables, ",")); err != nil {
+		return "could not check who owns the tables: " + oneLine(err)
+	}
+	if len(notOwned) > 0 {
+		return "this role does not own " + strings.Join(notOwned, ", ")
+	}
+	older := olderSnapshots(ctx, db, xid)
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return oneLine(err)
+	}
+	defer discard(conn) // its settings stay with it: never reused
+	// A big team ledger takes minutes to rewrite: no statement_timeout,
+	// and the client waits as long as a migration may take.
+	ctx = withAnswerWait(ctx, pgMigrationTimeout)
+	for _, set := range []string{`SET lock_timeout = '5s'`, `SET statement_timeout = 0`} {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			return oneLine(err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `VACUUM (FULL, ANALYZE) `+strings.Join(forgetTables, ", ")); err != nil {
+		return oneLine(err)
+	}
+	var super bool
+	if conn.GetContext(ctx, &super, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`) == nil && super {
+		conn.ExecContext(ctx, `VACUUM FULL pg_statistic`) // best effort: the rows above are gone either way
+	}
+	if len(older) > 0 {
+		return fmt.Sprintf("a transaction open since before the forget (server process %s) may still read the rows, so the rewrite kept them; "+
+			"their bytes stay until the tables are rewritten again (VACUUM FULL) after it ends", strings.Join(older, ", "))
+	}
+	return ""
+}
+
+// snapshotWait bounds how long scrubForgotten waits for transactions older
+// than the forget to end.
+const snapshotWait = 10 * time.Second
+
+// olderSnapshots waits up to snapshotWait for the transactions of this
+// database that began before transaction xid to end, and returns the
+// server processes of those still open. Those of other roles are seen
+// only by a role that may read the server's statistics.
+func olderSnapshots(ctx context.Context, db *sqlx.DB, xid int64) []string {
+	deadline := time.Now().Add(snapshotWait)
+	for {
+		var pids []string
+		err := db.SelectContext(ctx, &pids, `SELECT pid::text FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+				AND age(backend_xmin) >= age(($1 % 4294967296)::text::xid) ORDER BY pid`, xid)
+		if err != nil || len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		select {
+		case <-ctx.Done():
+			return pids
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// scrubRescanned: autovacuum reclaims the dead rows a rescan leaves; the
+// server's WAL is not the ledger's to empty.
+func (postgresDialect) scrubRescanned(context.Context, *sqlx.Conn) (bool, error) { return true, nil }
+
+// Errors.
+
+// pgCode is the SQLSTATE of a PostgreSQL error, or "".
+func pgCode(err error) string {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// pgKind is the kind of a PostgreSQL error (see kindError): the lock
+// waited for past lock_timeout (lock_not_available) or a deadlock is
+// ErrBusy; a write in a read-only session (read_only_sql_transaction: a
+// store opened ReadOnly) is ErrReadOnly. Any other error has none (nil).
+func pgKind(err error) error {
+	switch pgCode(err) {
+	case "55P03", "40P01":
+		return ErrBusy
+	case "25006":
+		return ErrReadOnly
+	}
+	return nil
 }

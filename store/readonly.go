@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/agentledger/ledger/store/secrets"
@@ -28,26 +27,13 @@ func (e *ReadOnlyError) Error() string {
 
 func (e *ReadOnlyError) Unwrap() error { return e.Err }
 
+// Is makes a ReadOnlyError ErrReadOnly.
+func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
+
 // readOnlyOS tells whether err is the system refusing a write: a read-only
 // file system, or permissions.
 func readOnlyOS(err error) bool {
 	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
-}
-
-// readOnlySQLite tells whether err is SQLite unable to write the database
-// or to keep its WAL and shared-memory files beside it: SQLITE_READONLY and
-// its extended codes, or SQLITE_CANTOPEN.
-func readOnlySQLite(err error) bool {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		switch coded.Code() & 0xff {
-		case 8, 14: // SQLITE_READONLY, SQLITE_CANTOPEN
-			return true
-		}
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "readonly database") || strings.Contains(msg, "unable to open database file")
 }
 
 // readDSN is the connection string of a read-only connection: mode=ro (no
@@ -105,7 +91,7 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return Open(ctx, path, opts...)
 	}
-	s := &Store{path: path, readOnly: true, redactor: secrets.New()} // for StoredKey (see ReadOnly)
+	s := &Store{path: path, d: sqliteDialect{path: path}, readOnly: true, redactor: secrets.New()} // for StoredKey (see ReadOnly)
 	for _, o := range opts {
 		o(s)
 	}
@@ -173,7 +159,7 @@ func (s *Store) connectReadOnly(ctx context.Context) (have, want int64, err erro
 
 func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64, error) {
 	db := openSQLiteDB(readDSN(s.path, immutable), nil) // it writes nothing
-	have, err := schemaVersion(ctx, db)
+	have, err := s.d.schemaVersion(ctx, db)
 	if err != nil {
 		db.Close()
 		return 0, fmt.Errorf("open database %s: %w", s.path, err)

@@ -42,7 +42,7 @@ func (s *Store) AddHookReceipt(ctx context.Context, r HookReceipt) error {
 	defer done()
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO hook_receipts (session_id, event, at, ms, outcome, detail)
-		VALUES (?, ?, ?, ?, ?, ?)`, r.SessionID, r.Event, r.At.UTC(), r.MS, r.Outcome, r.Detail); err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6)`, r.SessionID, r.Event, r.At.UTC(), r.MS, r.Outcome, r.Detail); err != nil {
 		return fmt.Errorf("add hook receipt: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -61,19 +61,17 @@ type ReceiptFilter struct {
 
 // HookReceipts lists hook receipts, newest first.
 func (s *Store) HookReceipts(ctx context.Context, f ReceiptFilter) ([]HookReceipt, error) {
-	q := `SELECT id, session_id, event, at, ms, outcome, detail FROM hook_receipts WHERE at >= ?`
-	args := []any{f.Since.UTC()}
+	var q query
+	q.add(`SELECT id, session_id, event, at, ms, outcome, detail FROM hook_receipts WHERE at >= ` + q.arg(f.Since.UTC()))
 	if f.SessionID != "" {
-		q += ` AND session_id = ?`
-		args = append(args, f.SessionID)
+		q.add(` AND session_id = ` + q.arg(f.SessionID))
 	}
-	q += ` ORDER BY at DESC, id DESC`
+	q.add(` ORDER BY at DESC, id DESC`)
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit)
+		q.add(` LIMIT ` + q.arg(f.Limit))
 	}
 	out := []HookReceipt{}
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list hook receipts: %w", err)
 	}
 	for i := range out {

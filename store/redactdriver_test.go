@@ -21,7 +21,7 @@ func allRows(t *testing.T, s *Store) string {
 	ctx := context.Background()
 	var tables []string
 	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%'`
-	if s.pg {
+	if s.Shared() {
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
 	}
 	if err := s.db.SelectContext(ctx, &tables, q); err != nil {
@@ -126,7 +126,7 @@ func TestEveryWriteRedacted(t *testing.T) {
 					t.Errorf("a row holds %.12s...:\n%s", sec, rows)
 				}
 			}
-			if !s.pg {
+			if !s.Shared() {
 				for _, p := range []string{s.path, s.path + "-wal"} {
 					raw, _ := os.ReadFile(p)
 					for _, sec := range secretList {

@@ -52,7 +52,7 @@ func (r rescanner) rescanTable(t textColumn) func(ctx context.Context, tx *sqlx.
 		for _, c := range t.columns {
 			cols += ", " + c
 		}
-		rows, err := tx.QueryxContext(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE `+t.key+` > ? ORDER BY `+t.key+` LIMIT ?`,
+		rows, err := tx.QueryxContext(ctx, `SELECT `+cols+` FROM `+t.table+` WHERE `+t.key+` > $1 ORDER BY `+t.key+` LIMIT $2`,
 			after, rescanBatch)
 		if err != nil {
 			return nil, 0, 0, err
@@ -76,8 +76,7 @@ func (r rescanner) rescanTable(t textColumn) func(ctx context.Context, tx *sqlx.
 		}
 		changed, found := 0, 0
 		for _, row := range batch {
-			var set string
-			var args []any
+			var q query
 			n := 0
 			for i, v := range row.vals {
 				old, ok := asString(v)
@@ -88,21 +87,21 @@ func (r rescanner) rescanTable(t textColumn) func(ctx context.Context, tx *sqlx.
 				if red == old {
 					continue
 				}
-				if set != "" {
-					set += ", "
+				if len(q.args) > 0 {
+					q.add(", ")
 				}
-				set += t.columns[i] + " = ?"
-				args = append(args, verbatim(red))
+				q.add(t.columns[i] + " = " + q.arg(verbatim(red)))
 				n += k
 			}
-			if set == "" {
+			if len(q.args) == 0 {
 				continue
 			}
 			key := row.key
 			if k, ok := asString(key); ok {
 				key = verbatim(k)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE `+t.table+` SET `+set+` WHERE `+t.key+` = ?`, append(args, key)...); err != nil {
+			set := q.String()
+			if _, err := tx.ExecContext(ctx, `UPDATE `+t.table+` SET `+set+` WHERE `+t.key+` = `+q.arg(key), q.args...); err != nil {
 				return nil, 0, 0, fmt.Errorf("%s: %w", t.table, err)
 			}
 			changed, found = changed+1, found+n
@@ -160,16 +159,6 @@ func (r rescanner) redactFields(f messageFields) (messageFields, int) {
 	return f, n
 }
 
-// keyColumns are the columns that hold a session id, table by table
-// (sessions.id aside).
-func keyColumns(pg bool) []string {
-	t := []string{"messages", "compactions", "handoffs", "notes", "cursors", "hook_receipts", "session_marks", "resume_states", "forgotten"}
-	if pg {
-		t = append(t, "sync_marks")
-	}
-	return t
-}
-
 // uniqueWith is, for a table whose rows are unique by session and another
 // column, that column: a row of an id being merged into one that has the
 // same value already is dropped, not moved.
@@ -185,13 +174,16 @@ var uniqueWith = map[string]string{
 // A key whose redacted form is another's already is merged into it: the
 // rows that would collide are dropped, the session's counts added. It
 // returns the rows changed and the secrets found.
-func (r rescanner) rekey(ctx context.Context, tx *sqlx.Tx, pg bool) (int, int, error) {
+//
+// tables are the tables whose rows name a session (the dialect's
+// sessionTables).
+func (r rescanner) rekey(ctx context.Context, tx *sqlx.Tx, tables []string) (int, int, error) {
 	changed, found := 0, 0
 	// Session ids, wherever they are named (a hook receipt or a forgotten
 	// id may have no session row).
 	var ids []string
 	q := `SELECT id FROM sessions`
-	for _, t := range keyColumns(pg) {
+	for _, t := range tables {
 		q += ` UNION SELECT session_id FROM ` + t
 	}
 	if err := tx.SelectContext(ctx, &ids, q); err != nil {
@@ -202,7 +194,7 @@ func (r rescanner) rekey(ctx context.Context, tx *sqlx.Tx, pg bool) (int, int, e
 		if id == old {
 			continue
 		}
-		if err := r.rekeySession(ctx, tx, pg, old, id); err != nil {
+		if err := r.rekeySession(ctx, tx, tables, old, id); err != nil {
 			return 0, 0, fmt.Errorf("session %d: %w", changed, err)
 		}
 		changed, found = changed+1, found+n
@@ -218,12 +210,12 @@ func (r rescanner) rekey(ctx context.Context, tx *sqlx.Tx, pg bool) (int, int, e
 }
 
 // rekeySession moves everything of session old to id, its redacted form.
-func (r rescanner) rekeySession(ctx context.Context, tx *sqlx.Tx, pg bool, old, id string) error {
+func (r rescanner) rekeySession(ctx context.Context, tx *sqlx.Tx, tables []string, old, id string) error {
 	var have, merge bool
-	if err := tx.GetContext(ctx, &have, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?)`, old); err != nil {
+	if err := tx.GetContext(ctx, &have, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, old); err != nil {
 		return err
 	}
-	if err := tx.GetContext(ctx, &merge, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?)`, id); err != nil {
+	if err := tx.GetContext(ctx, &merge, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1)`, id); err != nil {
 		return err
 	}
 	// The arguments that name the old key go verbatim: the connection
@@ -232,38 +224,38 @@ func (r rescanner) rekeySession(ctx context.Context, tx *sqlx.Tx, pg bool, old, 
 	switch {
 	case have && !merge:
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
-			SELECT ?, source, project, git_branch, title, model, context_window, context_tokens,
+			SELECT $1, source, project, git_branch, title, model, context_window, context_tokens,
 				started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed
-			FROM sessions WHERE id = ?`, id, o); err != nil {
+			FROM sessions WHERE id = $2`, id, o); err != nil {
 			return fmt.Errorf("copy session: %w", err)
 		}
 	case have && merge:
 		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET
-			messages = messages + (SELECT messages FROM sessions WHERE id = ?),
-			compactions = compactions + (SELECT compactions FROM sessions WHERE id = ?),
-			tool_calls = tool_calls + (SELECT tool_calls FROM sessions WHERE id = ?)
-			WHERE id = ?`, o, o, o, id); err != nil {
+			messages = messages + (SELECT messages FROM sessions WHERE id = $1),
+			compactions = compactions + (SELECT compactions FROM sessions WHERE id = $1),
+			tool_calls = tool_calls + (SELECT tool_calls FROM sessions WHERE id = $1)
+			WHERE id = $2`, o, id); err != nil {
 			return fmt.Errorf("merge session: %w", err)
 		}
 	}
-	for _, t := range keyColumns(pg) {
+	for _, t := range tables {
 		if t == "resume_states" || t == "forgotten" {
 			// A resume state is dropped by the rescan anyway; a forgotten
 			// id is one row, kept once.
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE session_id = ? AND EXISTS (SELECT 1 FROM `+t+` WHERE session_id = ?)`, o, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE session_id = $1 AND EXISTS (SELECT 1 FROM `+t+` WHERE session_id = $2)`, o, id); err != nil {
 				return fmt.Errorf("%s: %w", t, err)
 			}
 		} else if u, ok := uniqueWith[t]; ok {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE session_id = ? AND `+u+` IN (SELECT `+u+` FROM `+t+` WHERE session_id = ?)`, o, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE session_id = $1 AND `+u+` IN (SELECT `+u+` FROM `+t+` WHERE session_id = $2)`, o, id); err != nil {
 				return fmt.Errorf("%s: %w", t, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET session_id = ? WHERE session_id = ?`, id, o); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET session_id = $1 WHERE session_id = $2`, id, o); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
 	}
 	if have {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, o); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = $1`, o); err != nil {
 			return fmt.Errorf("drop the old session row: %w", err)
 		}
 	}
@@ -285,16 +277,16 @@ func (r rescanner) rekeyColumn(ctx context.Context, tx *sqlx.Tx, table, column s
 		}
 		o := verbatim(old)
 		var there bool
-		if err := tx.GetContext(ctx, &there, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE `+column+` = ?)`, k); err != nil {
+		if err := tx.GetContext(ctx, &there, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE `+column+` = $1)`, k); err != nil {
 			return 0, 0, err
 		}
-		q := `UPDATE ` + table + ` SET ` + column + ` = ? WHERE ` + column + ` = ?`
+		q := `UPDATE ` + table + ` SET ` + column + ` = $1 WHERE ` + column + ` = $2`
 		args := []any{k, o}
 		if there && table != "session_marks" {
-			q, args = `DELETE FROM `+table+` WHERE `+column+` = ?`, []any{o}
+			q, args = `DELETE FROM `+table+` WHERE `+column+` = $1`, []any{o}
 		} else if table == "session_marks" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM session_marks WHERE name = ? AND session_id IN
-				(SELECT session_id FROM session_marks WHERE name = ?)`, o, k); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM session_marks WHERE name = $1 AND session_id IN
+				(SELECT session_id FROM session_marks WHERE name = $2)`, o, k); err != nil {
 				return 0, 0, err
 			}
 		}

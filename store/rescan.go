@@ -57,18 +57,14 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 	if r.Redactor == nil {
 		r.Redactor = secrets.New() // a rescan redacts, whatever the store's setting
 	}
-	conn, err := s.db.Connx(ctx)
+	// A connection of its own, on which what the updates free is zeroed
+	// where the backend can see to that; it never goes back to the pool
+	// with that setting (secureConn).
+	conn, release, err := s.d.secureConn(ctx, s.db)
 	if err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
 	}
-	defer conn.Close()
-	if !s.pg { // PostgreSQL has no secure_delete: autovacuum reclaims dead rows
-		if _, err := conn.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-			return res, fmt.Errorf("rescan: secure delete: %w", err)
-		}
-		// The connection goes back to the pool: leave it as the others are.
-		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`)
-	}
+	defer release()
 
 	// Keys first: a session id, a path or a name that holds a secret is
 	// a key other rows name (rekey.go). Then the text of every row.
@@ -78,7 +74,7 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 			return err
 		}
 		defer tx.Rollback()
-		rows, n, err := r.rekey(ctx, tx, s.pg)
+		rows, n, err := r.rekey(ctx, tx, s.d.sessionTables())
 		if err != nil {
 			return err
 		}
@@ -141,33 +137,16 @@ func (s *Store) RedactRescan(ctx context.Context) (RescanResult, error) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM resume_states`); err != nil {
 			return fmt.Errorf("drop resume states: %w", err)
 		}
-		for _, t := range ftsTables {
-			if s.pg {
-				break // PostgreSQL's tsvector columns are generated
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('rebuild')`); err != nil {
-				return fmt.Errorf("rebuild %s: %w", t, err)
-			}
+		if err := s.d.rebuildFTS(ctx, tx); err != nil {
+			return err
 		}
 		return tx.Commit()
 	}); err != nil {
 		return res, fmt.Errorf("rescan: %w", err)
 	}
-	if s.pg {
-		res.WALTruncated = true // no file, no WAL of ours to rewrite
-		return res, nil
+	if res.WALTruncated, err = s.d.scrubRescanned(ctx, conn); err != nil {
+		return res, fmt.Errorf("rescan: %w", err)
 	}
-	if err := Retry(ctx, func() error {
-		_, err := conn.ExecContext(ctx, `VACUUM`)
-		return err
-	}); err != nil {
-		return res, fmt.Errorf("rescan: vacuum: %w", err)
-	}
-	var busy, logFrames, done int64
-	if err := conn.QueryRowxContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-		return res, fmt.Errorf("rescan: checkpoint: %w", err)
-	}
-	res.WALTruncated = busy == 0
 	return res, nil
 }
 
@@ -181,7 +160,7 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 		Blocks sql.NullString `db:"blocks"`
 		messageFields
 	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, text, blocks, `+messageFieldColumns+` FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, text, blocks, `+messageFieldColumns+` FROM messages WHERE id > $1 ORDER BY id LIMIT $2`,
 		after, rescanBatch); err != nil {
 		return nil, 0, 0, err
 	}
@@ -228,12 +207,12 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 			// Two messages of a session whose uuids differ only by a
 			// secret are one once it is redacted: the first is kept.
 			var dup bool
-			if err := tx.GetContext(ctx, &dup, `SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = ? AND uuid = ?)`,
+			if err := tx.GetContext(ctx, &dup, `SELECT EXISTS (SELECT 1 FROM messages WHERE session_id = $1 AND uuid = $2)`,
 				verbatim(fields.SessionID), verbatim(fields.UUID)); err != nil {
 				return nil, 0, 0, err
 			}
 			if dup {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = ?`, row.ID); err != nil {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = $1`, row.ID); err != nil {
 					return nil, 0, 0, err
 				}
 				changed, found = changed+1, found+n
@@ -245,8 +224,8 @@ func (r rescanner) rescanMessages(ctx context.Context, tx *sqlx.Tx, after any) (
 			b = verbatim(blocks.String)
 		}
 		// Redacted here, with the message's structure: as they are.
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET text = ?, blocks = ?, uuid = ?, parent_uuid = ?, tool_name = ?,
-			model = ?, response_id = ?, agent_id = ? WHERE id = ?`, verbatim(text), b, verbatim(fields.UUID), verbatim(fields.ParentUUID),
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET text = $1, blocks = $2, uuid = $3, parent_uuid = $4, tool_name = $5,
+			model = $6, response_id = $7, agent_id = $8 WHERE id = $9`, verbatim(text), b, verbatim(fields.UUID), verbatim(fields.ParentUUID),
 			verbatim(fields.ToolName), verbatim(fields.Model), verbatim(fields.ResponseID), verbatim(fields.AgentID), row.ID); err != nil {
 			return nil, 0, 0, err
 		}
@@ -264,7 +243,7 @@ func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 		Trigger  string `db:"trigger"`
 		Path     string `db:"path"`
 	}
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, task, sections, markdown, trigger, path FROM handoffs WHERE id > ? ORDER BY id LIMIT ?`,
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, task, sections, markdown, trigger, path FROM handoffs WHERE id > $1 ORDER BY id LIMIT $2`,
 		after, rescanBatch); err != nil {
 		return nil, 0, 0, err
 	}
@@ -287,7 +266,7 @@ func (r rescanner) rescanHandoffs(ctx context.Context, tx *sqlx.Tx, after any) (
 		if task == row.Task && markdown == row.Markdown && sections == row.Sections && trigger == row.Trigger && path == row.Path {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET task = ?, sections = ?, markdown = ?, trigger = ?, path = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE handoffs SET task = $1, sections = $2, markdown = $3, trigger = $4, path = $5 WHERE id = $6`,
 			verbatim(task), verbatim(sections), verbatim(markdown), verbatim(trigger), verbatim(path), row.ID); err != nil {
 			return nil, 0, 0, err
 		}

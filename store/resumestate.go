@@ -41,13 +41,13 @@ func (s *Store) resumeKey(ctx context.Context, sess Session, lastSeq *int64) (st
 		Notes int64         `db:"notes"`
 		Note  int64         `db:"note"`
 	}
-	seqQuery := `(SELECT max(seq) FROM messages WHERE session_id = :id)`
+	seqQuery := `(SELECT max(seq) FROM messages WHERE session_id = $1)`
 	if lastSeq != nil {
 		seqQuery = `NULL`
 	}
 	err := s.db.GetContext(ctx, &k, `SELECT `+seqQuery+` AS seq,
-		(SELECT count(*) FROM notes WHERE session_id = :id) AS notes,
-		(SELECT coalesce(max(id), 0) FROM notes WHERE session_id = :id) AS note`, sql.Named("id", sess.ID))
+		(SELECT count(*) FROM notes WHERE session_id = $1) AS notes,
+		(SELECT coalesce(max(id), 0) FROM notes WHERE session_id = $1) AS note`, sess.ID)
 	if err != nil {
 		return "", fmt.Errorf("resume key of %s: %w", sess.ID, err)
 	}
@@ -84,7 +84,7 @@ func (s *Store) LoadResumeState(ctx context.Context, sessionID string) (ResumeSt
 		Key string `db:"input_key"`
 		Doc string `db:"doc"`
 	}
-	err := s.db.GetContext(ctx, &row, `SELECT input_key, doc FROM resume_states WHERE session_id = ?`, sessionID)
+	err := s.db.GetContext(ctx, &row, `SELECT input_key, doc FROM resume_states WHERE session_id = $1`, sessionID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ResumeState{}, fmt.Errorf("resume state of %s: %w", sessionID, ErrNotFound)
 	}
@@ -127,9 +127,9 @@ func (s *Store) SaveResumeStates(ctx context.Context, states []ResumeState) erro
 		defer tx.Rollback()
 		for i, rs := range states {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_states (session_id, input_key, doc, updated_at)
-				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)
+				SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1)
 				ON CONFLICT (session_id) DO UPDATE SET input_key = excluded.input_key, doc = excluded.doc, updated_at = excluded.updated_at`,
-				rs.SessionID, verbatim(rs.Key), docs[i], now, rs.SessionID); err != nil {
+				rs.SessionID, verbatim(rs.Key), docs[i], now); err != nil {
 				return fmt.Errorf("save resume state of %s: %w", rs.SessionID, err)
 			}
 		}

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
-	"strings"
 	"time"
 )
 
@@ -19,27 +17,6 @@ const (
 	retryBase     = 20 * time.Millisecond
 	retryCap      = time.Second
 )
-
-// IsBusy tells whether err is SQLite saying the database or a table is
-// locked (SQLITE_BUSY, SQLITE_LOCKED or one of their extended codes).
-// The driver's *sqlite.Error has Code(); an error that lost its type on the
-// way up (goose, database/sql) is recognised by the driver's message.
-func IsBusy(err error) bool {
-	if err == nil {
-		return false
-	}
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		switch coded.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-			return true
-		}
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database table is locked") ||
-		strings.Contains(msg, "(SQLITE_BUSY)") || strings.Contains(msg, "(SQLITE_LOCKED)")
-}
 
 // Retry runs fn, and runs it again while it fails with a busy error, up to
 // retryAttempts times in all, sleeping a random time up to 20 ms, 40 ms,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -50,8 +51,12 @@ func TestIsBusy(t *testing.T) {
 	}{
 		{"driver error", busyErr, true},
 		{"wrapped", fmt.Errorf("begin ingest: %w", busyErr), true},
-		{"message only", errors.New("migrate database: database is locked (5) (SQLITE_BUSY)"), true},
-		{"table locked", errors.New("database table is locked"), true},
+		{"lock timeout on PostgreSQL", fmt.Errorf("begin: %w", &pgconn.PgError{Code: "55P03", Message: "canceling statement due to lock timeout"}), true},
+		{"deadlock on PostgreSQL", &pgconn.PgError{Code: "40P01"}, true},
+		{"the store's busy", fmt.Errorf("begin: %w", kindError{ErrBusy, errors.New("database is locked")}), true},
+		// No substring matching: a driver error is known by its type.
+		{"message only", errors.New("migrate database: database is locked (5) (SQLITE_BUSY)"), false},
+		{"read-only on PostgreSQL", &pgconn.PgError{Code: "25006"}, false},
 		{"nil", nil, false},
 		{"other", errors.New("no such table: sessions"), false},
 		{"canceled", context.Canceled, false},
@@ -67,7 +72,7 @@ func TestIsBusy(t *testing.T) {
 
 func TestRetry(t *testing.T) {
 	ctx := context.Background()
-	busy := errors.New("database is locked (5) (SQLITE_BUSY)")
+	busy := fmt.Errorf("begin: %w", &pgconn.PgError{Code: "55P03", Message: "canceling statement due to lock timeout"})
 	other := errors.New("constraint failed")
 	tests := []struct {
 		name  string

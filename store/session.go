@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -72,8 +73,8 @@ type SessionFilter struct {
 
 // Sessions lists sessions, newest activity first.
 func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
-	var args []any
+	var q query
+	q.add(`SELECT ` + sessionColumns + ` FROM sessions`)
 	var where []string
 	dirs := f.Projects
 	if f.Project != "" {
@@ -84,48 +85,38 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		for _, d := range dirs {
 			dir := filepath.Clean(d)
 			// below dir: "dir/" <= project < "dir0" ('0' follows '/')
-			or = append(or, `(project = ? OR (project >= ? AND project < ?))`)
-			args = append(args, dir, dir+"/", dir+"0")
+			or = append(or, `(project = `+q.arg(dir)+` OR (project >= `+q.arg(dir+"/")+` AND project < `+q.arg(dir+"0")+`))`)
 		}
 		where = append(where, "("+strings.Join(or, " OR ")+")")
 	}
 	if f.Exclude != "" {
-		where = append(where, `id <> ?`)
-		args = append(args, f.Exclude)
+		where = append(where, `id <> `+q.arg(f.Exclude))
 	}
 	if f.Source != "" {
-		where = append(where, `source = ?`)
-		args = append(args, f.Source)
+		where = append(where, `source = `+q.arg(f.Source))
 	}
 	if f.Host != "" {
-		where = append(where, `host = ?`)
-		args = append(args, f.Host)
+		where = append(where, `host = `+q.arg(f.Host))
 	}
 	if !f.Since.IsZero() {
-		where = append(where, `last_at >= ?`)
-		args = append(args, f.Since.UTC())
+		where = append(where, `last_at >= `+q.arg(f.Since.UTC()))
 	}
 	if !f.Until.IsZero() {
-		where = append(where, `last_at < ?`)
-		args = append(args, f.Until.UTC())
+		where = append(where, `last_at < `+q.arg(f.Until.UTC()))
 	}
 	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
+		q.add(` WHERE ` + strings.Join(where, " AND "))
 	}
-	q += ` ORDER BY last_at IS NULL, last_at DESC, id`
+	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
 	if f.Limit > 0 || f.Offset > 0 {
-		var limit any = f.Limit
+		limit := int64(f.Limit)
 		if f.Limit <= 0 {
-			limit = -1 // SQLite: no limit
-			if s.pg {
-				limit = nil // PostgreSQL: no limit
-			}
+			limit = math.MaxInt64 // no limit, in words both backends read
 		}
-		q += ` LIMIT ? OFFSET ?`
-		args = append(args, limit, f.Offset)
+		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
 	}
 	var out []Session
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil
@@ -154,9 +145,9 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	}
 	var out []Session
 	// Exact match first; then the prefix range [p, p+U+10FFFF) uses the primary key.
-	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, idOrPrefix)
+	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, idOrPrefix)
 	if err == nil && len(out) == 0 {
-		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 11`,
+		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 11`,
 			idOrPrefix, idOrPrefix+"\U0010FFFF")
 	}
 	if err != nil {
@@ -183,8 +174,8 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 // session (Claude Code's status line), when it differs from the one on
 // record. A session the ledger does not hold is left alone.
 func (s *Store) SetContextWindow(ctx context.Context, session string, tokens int64) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET context_window = ? WHERE id = ? AND context_window <> ?`,
-		tokens, session, tokens)
+	_, err := s.db.ExecContext(ctx, `UPDATE sessions SET context_window = $1 WHERE id = $2 AND context_window <> $1`,
+		tokens, session)
 	if err != nil {
 		return fmt.Errorf("set the context window of %s: %w", session, err)
 	}
@@ -203,15 +194,12 @@ func Time(t sql.NullTime) time.Time {
 // main transcript and its subagents'), from their cursors.
 func (s *Store) SessionFiles(ctx context.Context, sessionID string) ([]string, error) {
 	var paths []string
-	if err := s.db.SelectContext(ctx, &paths, `SELECT path FROM cursors WHERE session_id = ? ORDER BY path`, sessionID); err != nil {
+	if err := s.db.SelectContext(ctx, &paths, `SELECT path FROM cursors WHERE session_id = $1 ORDER BY path`, sessionID); err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", sessionID, err)
-	}
-	if !s.pg {
-		return paths, nil
 	}
 	var mine []string // this machine's files (cursorKey)
 	for _, p := range paths {
-		if p, ok := strings.CutPrefix(p, s.host+":"); ok {
+		if p, ok := s.d.cursorPath(s.host, p); ok {
 			mine = append(mine, p)
 		}
 	}

@@ -46,8 +46,8 @@ func (s *Store) snippets(ctx context.Context, terms []term, hits []Hit) error {
 			ID   int64  `db:"id"`
 			Text string `db:"text"`
 		}
-		q := fmt.Sprintf(`SELECT id, substr(%s, 1, %d) AS text FROM %s WHERE id IN (?%s)`,
-			searchText[ix.kind], snippetText, ix.table, strings.Repeat(", ?", len(ids)-1))
+		q := fmt.Sprintf(`SELECT id, substr(%s, 1, %d) AS text FROM %s WHERE id IN (%s)`,
+			searchText[ix.kind], snippetText, ix.table, placeholders(len(ids)))
 		if err := s.db.SelectContext(ctx, &rows, q, ids...); err != nil {
 			return fmt.Errorf("search snippets: %w", err)
 		}

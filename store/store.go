@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,28 +13,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/pressly/goose/v3"
-	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
-	sqlitelib "modernc.org/sqlite/lib"
+	// the pure-Go SQLite driver, registered as "sqlite"
 
-	"github.com/agentledger/ledger/migrations"
-	pgmigrations "github.com/agentledger/ledger/migrations/postgres"
 	"github.com/agentledger/ledger/store/secrets"
 )
-
-// ErrNotFound is returned when a session, handoff or other row asked for
-// does not exist.
-var ErrNotFound = errors.New("not found")
-
-// AmbiguousError is returned when a session prefix matches several sessions.
-type AmbiguousError struct {
-	Prefix     string
-	Candidates []string
-}
-
-func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("session prefix %q is ambiguous: %s", e.Prefix, strings.Join(e.Candidates, ", "))
-}
 
 // Store is an open ledger database.
 type Store struct {
@@ -49,10 +29,11 @@ type Store struct {
 	// readOnly stores refuse every write (ReadOnly, OpenReader); stale
 	// when it could not read the WAL.
 	readOnly, stale bool
-	// pg: the ledger is on the PostgreSQL server at url; localPath is
-	// where its files go on this machine (WithLocalPath).
-	pg             bool
-	url, localPath string
+	// d is the backend's dialect, chosen at Open.
+	d dialect
+	// localPath is where a PostgreSQL store's files go on this machine
+	// (WithLocalPath).
+	localPath string
 	// host is written on the sessions the store creates (WithHost).
 	host string
 }
@@ -60,34 +41,6 @@ type Store struct {
 func init() {
 	// sqlx does not know the driver name "sqlite"; say it uses ? binds.
 	sqlx.BindDriver("sqlite", sqlx.QUESTION)
-}
-
-// persistWAL keeps the -wal and -shm files when the last connection
-// closes (SQLITE_FCNTL_PERSIST_WAL). SQLite would otherwise delete them,
-// and every ledger process, most of which read a few rows and exit, would
-// create both again: 0.15 ms of every command's start-up. The WAL is
-// still emptied: journal_size_limit (in the DSN) has SQLite truncate it
-// to nothing when the last connection's checkpoint completes.
-func persistWAL(c sqlite.ExecQuerierContext, _ string) error {
-	if fc, ok := c.(sqlite.FileControl); ok {
-		fc.FileControlPersistWAL("main", 1)
-	}
-	return nil
-}
-
-// DSN returns the connection string for the database at path. The pragmas
-// run on every pooled connection: WAL so readers never block the writer,
-// busy_timeout so concurrent writers wait instead of failing, immediate
-// transactions so a read-then-write transaction takes the write lock up
-// front (deferred ones fail with SQLITE_BUSY at once, busy_timeout or not),
-// journal_size_limit so that the WAL, which is kept (see persistWAL), is
-// cut back to 64 MB when it restarts and emptied when the last connection
-// closes.
-func DSN(path string) string {
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath()}
-	return u.String() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=journal_size_limit(67108864)" +
-		"&_txlock=immediate&_time_format=sqlite"
 }
 
 // Open opens the ledger at path, creating its folder (0700) and file (0600)
@@ -103,12 +56,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	if IsURL(path) {
-		s.pg, s.url, s.path = true, path, s.localPath
-		return openPostgres(ctx, s)
+		d := postgresDialect{url: path}
+		s.d, s.path = d, s.localPath
+		return openPostgres(ctx, s, d)
 	}
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
+	s.d = sqliteDialect{path: path}
 	if s.readOnly {
 		return openReadOnly(ctx, s)
 	}
@@ -140,16 +95,6 @@ func checkFile(path string) error {
 		return &NotLedgerError{Location: path, Why: "is a folder, not a ledger file: give a file's path (" + filepath.Join(path, "ledger.db") + ", say)"}
 	}
 	return nil
-}
-
-// notADatabase is err, or a NotLedgerError when it is SQLite finding that
-// the file is no database (SQLITE_NOTADB).
-func notADatabase(path string, err error) error {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) && coded.Code()&0xff == 26 {
-		return &NotLedgerError{Location: path, Why: "is not a SQLite database: give a ledger's path, or that of a file to create"}
-	}
-	return err
 }
 
 // checkExisting refuses an existing file that is not a ledger, before
@@ -223,42 +168,14 @@ func (s *Store) Close() error { return s.db.Close() }
 // path given with WithLocalPath (its files go beside it).
 func (s *Store) Path() string { return s.path }
 
-// TargetVersion is the schema version this binary migrates to: the highest
-// embedded migration number.
-func TargetVersion() (int64, error) { return targetOf(migrations.FS) }
+// TargetVersion is the schema version this binary migrates a SQLite ledger
+// to: the highest embedded migration number.
+func TargetVersion() (int64, error) { return sqliteDialect{}.target() }
 
 // SchemaVersion is the database's current schema version (0 before the
 // first migration).
 func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
-	return schemaVersion(ctx, s.db)
-}
-
-// schemaVersion reads the schema version. A SQLite ledger keeps it in its
-// header's user_version too (setVersionMark): reading that parses no
-// schema, which `ledger version` and every other start would pay for
-// (~0.5 ms); goose's table is read when the mark is absent (a ledger made
-// before it, or one being migrated).
-func schemaVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
-	if db.DriverName() == "sqlite" {
-		var mark int64
-		if err := db.GetContext(ctx, &mark, `PRAGMA user_version`); err == nil && mark > 0 {
-			return mark, nil
-		}
-	}
-	return gooseVersion(ctx, db)
-}
-
-// gooseVersion is the highest migration goose applied.
-func gooseVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
-	var v sql.NullInt64
-	err := db.GetContext(ctx, &v, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`)
-	if err != nil {
-		if strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), `relation "goose_db_version" does not exist`) {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	return v.Int64, nil
+	return s.d.schemaVersion(ctx, s.db)
 }
 
 // migrate brings the schema up to date. The fast path is one query; goose's
@@ -268,45 +185,39 @@ func gooseVersion(ctx context.Context, db *sqlx.DB) (int64, error) {
 // reported; while the winner is still on its way (each migration is a
 // transaction of its own) the loser waits a little and tries the rest.
 func (s *Store) migrate(ctx context.Context) error {
-	want, err := TargetVersion()
-	if s.pg {
-		want, err = targetOf(pgmigrations.FS)
-	}
+	want, err := s.d.target()
 	if err != nil {
 		return fmt.Errorf("read migrations: %w", err)
 	}
 	// goose's table, not the mark: what writes checks the schema itself.
-	have, err := gooseVersion(ctx, s.db)
+	have, err := gooseVersion(ctx, s.db, s.d)
 	if err != nil {
 		return err
 	}
 	if have == want {
-		return s.markVersion(ctx, want, false)
+		return s.d.markVersion(ctx, s.db, want, false)
 	}
 	if have > want {
 		return fmt.Errorf("database %s has schema version %d, newer than this ledger knows (%d): upgrade ledger", s.Location(), have, want)
 	}
-	p, err := s.provider()
+	p, err := s.d.migrator(s.db)
 	if err != nil {
 		return err
 	}
-	defer p.closeDB()
-	if s.pg {
-		// A server that stops answering mid-migration must not hang the
-		// command (see defaultStatementTimeout); a migration is rare and
-		// may take minutes.
+	defer p.close()
+	if p.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, pgMigrationTimeout)
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
 		_, err := p.Up(ctx)
 		if err == nil {
-			return s.markVersion(ctx, want, false)
+			return s.d.markVersion(ctx, s.db, want, false)
 		}
-		v, verr := gooseVersion(ctx, s.db)
+		v, verr := gooseVersion(ctx, s.db, s.d)
 		if verr == nil && v == want {
-			return s.markVersion(ctx, want, false)
+			return s.d.markVersion(ctx, s.db, want, false)
 		}
 		if verr != nil || v == have || attempt == 4 {
 			return fmt.Errorf("migrate database: %w", err)
@@ -320,79 +231,22 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 }
 
-// markVersion records a SQLite ledger's schema version in its header's
-// user_version (see schemaVersion), when it is not there yet: once per
-// migration, so that an open that finds the schema current writes nothing.
-// Version 0 clears it. Setting it is a write: with wait false it is tried
-// without waiting for the write lock (an open of a ledger made before the
-// mark, while another process writes, must not wait busy_timeout for an
-// optimisation), and left for a later open when the lock is taken.
-func (s *Store) markVersion(ctx context.Context, v int64, wait bool) error {
-	if s.pg {
-		return nil
-	}
-	var mark int64
-	if err := s.db.GetContext(ctx, &mark, `PRAGMA user_version`); err != nil {
-		return fmt.Errorf("read schema version mark: %w", err)
-	}
-	if mark == v {
-		return nil
-	}
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("mark schema version: %w", err)
-	}
-	defer conn.Close()
-	if !wait {
-		if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
-			return fmt.Errorf("mark schema version: %w", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 5000`)
-	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v)); err != nil {
-		if !wait && IsBusy(err) {
-			return nil
-		}
-		return fmt.Errorf("mark schema version: %w", err)
-	}
-	return nil
-}
-
-// migrator is goose's provider for the store's dialect, and what closes
-// the connections it was given.
-type migrator struct {
-	*goose.Provider
-	closeDB func()
-}
-
-func (s *Store) provider() (migrator, error) {
-	if s.pg {
-		p, closeDB, err := s.pgProvider()
-		return migrator{p, closeDB}, err
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.db.DB, migrations.FS)
-	if err != nil {
-		return migrator{}, fmt.Errorf("load migrations: %w", err)
-	}
-	return migrator{p, func() {}}, nil
-}
-
 // MigrateDown rolls the schema back to version (0 removes every table).
 // Used by tests and by users recovering from a bad upgrade.
 func (s *Store) MigrateDown(ctx context.Context, version int64) error {
-	p, err := s.provider()
+	p, err := s.d.migrator(s.db)
 	if err != nil {
 		return err
 	}
-	defer p.closeDB()
+	defer p.close()
 	// The mark goes first: a ledger part way down reads goose's version.
-	if err := s.markVersion(ctx, 0, true); err != nil {
+	if err := s.d.markVersion(ctx, s.db, 0, true); err != nil {
 		return err
 	}
 	if _, err := p.DownTo(ctx, version); err != nil {
 		return fmt.Errorf("migrate down to %d: %w", version, err)
 	}
-	return s.markVersion(ctx, version, true)
+	return s.d.markVersion(ctx, s.db, version, true)
 }
 
 // MigrateUp applies every pending migration.
@@ -400,16 +254,8 @@ func (s *Store) MigrateUp(ctx context.Context) error {
 	return s.migrate(ctx)
 }
 
-// SQLiteVersion is the version of the SQLite library in the binary.
+// SQLiteVersion is the version of the database engine: the SQLite
+// library in the binary, or the PostgreSQL server's ("PostgreSQL 16.4").
 func (s *Store) SQLiteVersion(ctx context.Context) (string, error) {
-	var v string
-	if s.pg {
-		if err := s.db.GetContext(ctx, &v, `SHOW server_version`); err != nil {
-			return "", fmt.Errorf("read server version: %w", err)
-		}
-		return "PostgreSQL " + v, nil
-	}
-	// The library's own constant: a query would make SQLite parse the
-	// schema first, which `ledger version` has no other use for.
-	return sqlitelib.SQLITE_VERSION, nil
+	return s.d.version(ctx, s.db)
 }

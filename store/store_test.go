@@ -130,7 +130,7 @@ func TestSchemaVersionMark(t *testing.T) {
 	}
 	check := func(when string, v int64) {
 		t.Helper()
-		g, err := gooseVersion(ctx, s.db)
+		g, err := gooseVersion(ctx, s.db, s.d)
 		if err != nil {
 			t.Fatal(err)
 		}

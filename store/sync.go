@@ -73,11 +73,11 @@ const pushPage = 2000
 // whole push is the context ending and a server that does not answer.
 func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts, error) {
 	var out PushCounts
-	if !dst.pg {
+	if !dst.Shared() {
 		return out, errors.New("sync: the destination must be a PostgreSQL ledger (postgres://...)")
 	}
 	var sent []pushMark
-	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes FROM sync_marks WHERE origin = ?`, origin); err != nil {
+	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes FROM sync_marks WHERE origin = $1`, origin); err != nil {
 		return out, fmt.Errorf("sync: read marks: %w", err)
 	}
 	marks := map[string]pushMark{}
@@ -144,7 +144,7 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 // saveMark records how far a session was pushed from origin.
 func saveMark(ctx context.Context, db sqlx.ExecerContext, origin string, to pushMark) error {
 	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
 			handoffs = excluded.handoffs, notes = excluded.notes, updated_at = excluded.updated_at`,
 		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, time.Now().UTC()); err != nil {
@@ -209,7 +209,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 	id := from.SessionID
 	var comps []Compaction
 	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
-		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
+		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
 		return fmt.Errorf("read compactions: %w", err)
 	}
 	for _, c := range comps {
@@ -232,7 +232,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		// A hook's or the cli's record: no boundary to know it by; the
 		// mark keeps it from being sent twice.
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, nullInt(c.PreTokens), nullInt(c.PostTokens),
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, nullInt(c.PreTokens), nullInt(c.PostTokens),
 			c.Summary, c.Source, c.ToolCalls); err != nil {
 			return fmt.Errorf("insert compaction: %w", err)
 		}
@@ -240,25 +240,25 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 	}
 	var hs []Handoff
 	if err := s.db.SelectContext(ctx, &hs, `SELECT id, session_id, created_at, trigger, task, sections, markdown, tokens, path FROM handoffs
-		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Handoffs, to.Handoffs); err != nil {
+		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Handoffs, to.Handoffs); err != nil {
 		return fmt.Errorf("read handoffs: %w", err)
 	}
 	for _, h := range hs {
 		// The Markdown file stays on this machine: its path means nothing
 		// on the others.
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, h.CreatedAt.UTC(), h.Trigger, h.Task, h.Sections, h.Markdown, h.Tokens); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, h.CreatedAt.UTC(), h.Trigger, h.Task, h.Sections, h.Markdown, h.Tokens); err != nil {
 			return fmt.Errorf("insert handoff: %w", err)
 		}
 		out.Handoffs++
 	}
 	var ns []Note
 	if err := s.db.SelectContext(ctx, &ns, `SELECT id, session_id, kind, text, created_at FROM notes
-		WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id`, id, from.Notes, to.Notes); err != nil {
+		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Notes, to.Notes); err != nil {
 		return fmt.Errorf("read notes: %w", err)
 	}
 	for _, n := range ns {
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO notes (session_id, kind, text, created_at) VALUES (?, ?, ?, ?)`,
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO notes (session_id, kind, text, created_at) VALUES ($1, $2, $3, $4)`,
 			id, n.Kind, n.Text, n.CreatedAt.UTC()); err != nil {
 			return fmt.Errorf("insert note: %w", err)
 		}

@@ -54,8 +54,8 @@ type Writer struct {
 	sessions map[string]*sessionState
 	stmts    writerStmts
 	redactor *secrets.Redactor // nil: store secrets as they come
-	pg       bool              // on PostgreSQL (see addRow)
-	host     string            // written on the sessions it creates
+	d        dialect
+	host     string // written on the sessions it creates
 }
 
 // sessionState is what the writer keeps per session for the length of a
@@ -83,36 +83,19 @@ type sessionState struct {
 }
 
 type writerStmts struct {
-	insertMessage *sqlx.Stmt
+	insertMessage insertFunc // the dialect's (insertMessage)
 	clearUsage    *sqlx.Stmt
 	clearUsageID  *sqlx.Stmt
 }
 
-// Settings of the ingest connection, set before its transaction begins and
-// put back when it ends (the connection returns to the pool):
-//
-//   - cache_size: a big transaction spills pages to disk once the default
-//     2 MB page cache fills; 32 MB measured best of time and memory.
-//   - temp_store MEMORY: the statement journal that each INSERT ... ON
-//     CONFLICT keeps (it may have to undo itself) goes to memory, not to a
-//     temporary file (7-9% of an ingest).
-//   - wal_autocheckpoint: a commit that leaves the WAL above 1,000 pages (4
-//     MB) copies it into the database; an ingest commits every few
-//     thousand messages, so it checkpoints at 16,384 pages (64 MB) instead,
-//     and less often.
-const (
-	ingestPragmas = `PRAGMA cache_size = -32768; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 16384`
-	resetPragmas  = `PRAGMA cache_size = -2000; PRAGMA temp_store = DEFAULT; PRAGMA wal_autocheckpoint = 1000`
-)
-
 // NewWriter begins an ingest transaction for records of the given source
 // format ("claude" or "codex"; SetSource changes it between files).
 func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
-	tx, done, err := s.beginWriteWith(ctx, ingestPragmas, resetPragmas)
+	tx, done, err := s.d.beginWrite(ctx, s.db, true)
 	if err != nil {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
-	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor, pg: s.pg, host: s.host}
+	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor, d: s.d, host: s.host}
 	fail := func(what string, err error) (*Writer, error) {
 		w.Rollback()
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -120,23 +103,17 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 	if err := tx.GetContext(ctx, &w.firstID, `SELECT coalesce(max(id), 0) FROM messages`); err != nil {
 		return fail("read last message id", err)
 	}
-	returning := ""
-	if s.pg {
-		returning = " RETURNING id" // PostgreSQL has no last insert id
-	}
-	if w.stmts.insertMessage, err = tx.PreparexContext(ctx, `INSERT INTO messages (`+insertColumns+`)
-		VALUES (?`+strings.Repeat(", ?", strings.Count(insertColumns, ","))+`)
-		ON CONFLICT (session_id, uuid) DO NOTHING`+returning); err != nil {
+	if w.stmts.insertMessage, err = s.d.insertMessage(ctx, tx); err != nil {
 		return fail("prepare insert message", err)
 	}
 	if w.stmts.clearUsage, err = tx.PreparexContext(ctx, `
 		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
-		WHERE session_id = ? AND response_id = ? AND response_id <> '' AND id <> ? AND output_tokens IS NOT NULL`); err != nil {
+		WHERE session_id = $1 AND response_id = $2 AND response_id <> '' AND id <> $3 AND output_tokens IS NOT NULL`); err != nil {
 		return fail("prepare clear usage", err)
 	}
 	if w.stmts.clearUsageID, err = tx.PreparexContext(ctx, `
 		UPDATE messages SET input_tokens = NULL, cache_creation_tokens = NULL, cache_read_tokens = NULL, output_tokens = NULL
-		WHERE id = ?`); err != nil {
+		WHERE id = $1`); err != nil {
 		return fail("prepare clear usage", err)
 	}
 	return w, nil
@@ -184,16 +161,16 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 			s.tool_calls,
 			coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0) AS tool_at_last,
 			EXISTS (SELECT 1 FROM compactions WHERE session_id = s.id AND post_tokens IS NULL) AS pending
-		FROM sessions s WHERE s.id = ?`, id)
+		FROM sessions s WHERE s.id = $1`, id)
 	switch {
 	case err == sql.ErrNoRows:
-		if err := w.tx.GetContext(ctx, &st.forgotten, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session_id = ?)`, id); err != nil {
+		if err := w.tx.GetContext(ctx, &st.forgotten, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session_id = $1)`, id); err != nil {
 			return nil, fmt.Errorf("check forgotten %s: %w", id, err)
 		}
 		if st.forgotten {
 			break
 		}
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source, host) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, id, w.source, w.host); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source, host) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, id, w.source, w.host); err != nil {
 			return nil, fmt.Errorf("insert session %s: %w", id, err)
 		}
 		st.fresh = true
@@ -295,7 +272,7 @@ func (w *Writer) sawUsage(ctx context.Context, session string, st *sessionState,
 	if !st.pendingPost {
 		return nil
 	}
-	if _, err := w.tx.ExecContext(ctx, `UPDATE compactions SET post_tokens = ? WHERE session_id = ? AND post_tokens IS NULL`,
+	if _, err := w.tx.ExecContext(ctx, `UPDATE compactions SET post_tokens = $1 WHERE session_id = $2 AND post_tokens IS NULL`,
 		st.context, verbatim(session)); err != nil {
 		return fmt.Errorf("set post tokens: %w", err)
 	}
@@ -468,23 +445,7 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 // insertRow runs the insert message statement: the new row's id, and
 // whether it was added (not already there).
 func (w *Writer) insertRow(ctx context.Context, args ...any) (int64, bool, error) {
-	if w.pg {
-		var id int64
-		err := w.stmts.insertMessage.QueryRowContext(ctx, args...).Scan(&id)
-		if err == sql.ErrNoRows {
-			return 0, false, nil
-		}
-		return id, err == nil, err
-	}
-	res, err := w.stmts.insertMessage.ExecContext(ctx, args...)
-	if err != nil {
-		return 0, false, err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return 0, false, nil
-	}
-	id, _ := res.LastInsertId()
-	return id, true, nil
+	return w.stmts.insertMessage(ctx, args...)
 }
 
 // keepUsage keeps an API response's usage on its latest line only, so that
@@ -515,6 +476,9 @@ func (w *Writer) keepUsage(ctx context.Context, st *sessionState, m compact.Mess
 const insertColumns = `session_id, uuid, parent_uuid, seq, role, kind, tool_name, text, blocks, at,
 	model, response_id, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens,
 	meta, compact_summary, sidechain, agent_id`
+
+// insertColumnCount is the number of insertColumns.
+var insertColumnCount = strings.Count(insertColumns, ",") + 1
 
 // usageArgs are a response's usage columns, NULL when it has none.
 func usageArgs(u *compact.Usage) (in, cacheCreation, cacheRead, out any) {
@@ -555,12 +519,12 @@ func positive(n int64) any {
 // still without a summary.
 func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
 	_, err := w.tx.ExecContext(ctx, `
-		UPDATE compactions SET summary = :summary
+		UPDATE compactions SET summary = $1
 		WHERE id = coalesce(
-			(SELECT id FROM compactions WHERE session_id = :session AND boundary_uuid = :boundary AND summary = ''),
-			(SELECT id FROM compactions WHERE session_id = :session AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
+			(SELECT id FROM compactions WHERE session_id = $2 AND boundary_uuid = $3 AND summary = ''),
+			(SELECT id FROM compactions WHERE session_id = $2 AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
 		// The prepared message's: redacted already.
-		sql.Named("summary", verbatim(m.Text())), sql.Named("session", verbatim(m.SessionID)), sql.Named("boundary", verbatim(m.ParentUUID)))
+		verbatim(m.Text()), verbatim(m.SessionID), verbatim(m.ParentUUID))
 	if err != nil {
 		return fmt.Errorf("link compaction summary: %w", err)
 	}
@@ -587,7 +551,7 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 		return false, err
 	}
 	var exists bool
-	if err := w.tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM compactions WHERE session_id = ? AND boundary_uuid = ?)`,
+	if err := w.tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM compactions WHERE session_id = $1 AND boundary_uuid = $2)`,
 		b.SessionID, b.UUID); err != nil {
 		return false, fmt.Errorf("find compaction: %w", err)
 	}
@@ -612,18 +576,16 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 		kept = *b.Preserved
 	}
 	res, err := w.tx.ExecContext(ctx, `
-		UPDATE compactions SET boundary_uuid = :boundary, logical_parent_uuid = :parent, trigger = :trigger,
-			pre_tokens = coalesce(:pre, pre_tokens), post_tokens = coalesce(:post, post_tokens),
-			summary = CASE WHEN :summary <> '' THEN :summary ELSE summary END,
-			preserved_head_uuid = :head, preserved_tail_uuid = :tail, preserved_messages = :kept
+		UPDATE compactions SET boundary_uuid = $1, logical_parent_uuid = $2, trigger = $3,
+			pre_tokens = coalesce($4, pre_tokens), post_tokens = coalesce($5, post_tokens),
+			summary = CASE WHEN $6 <> '' THEN $6 ELSE summary END,
+			preserved_head_uuid = $7, preserved_tail_uuid = $8, preserved_messages = $9
 		WHERE id = (SELECT id FROM compactions
-			WHERE session_id = :session AND source = 'hook' AND boundary_uuid IS NULL
-				AND ((:parent <> '' AND logical_parent_uuid = :parent) OR at BETWEEN :from AND :to)
-			ORDER BY logical_parent_uuid = :parent DESC, at DESC LIMIT 1)`,
-		sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID), sql.Named("trigger", b.Trigger),
-		sql.Named("pre", pre), sql.Named("post", post), sql.Named("summary", b.Summary), sql.Named("session", b.SessionID),
-		sql.Named("from", at.Add(-hookMatchWindow)), sql.Named("to", at.Add(time.Minute)),
-		sql.Named("head", kept.HeadUUID), sql.Named("tail", kept.TailUUID), sql.Named("kept", kept.Messages))
+			WHERE session_id = $10 AND source = 'hook' AND boundary_uuid IS NULL
+				AND (($2 <> '' AND logical_parent_uuid = $2) OR at BETWEEN $11 AND $12)
+			ORDER BY logical_parent_uuid = $2 DESC, at DESC LIMIT 1)`,
+		b.UUID, b.LogicalParentUUID, b.Trigger, pre, post, b.Summary, kept.HeadUUID, kept.TailUUID, kept.Messages,
+		b.SessionID, at.Add(-hookMatchWindow), at.Add(time.Minute))
 	if err != nil {
 		return false, fmt.Errorf("complete hook compaction: %w", err)
 	}
@@ -635,11 +597,9 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	if _, err := w.tx.ExecContext(ctx, `
 		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls,
 			preserved_head_uuid, preserved_tail_uuid, preserved_messages)
-		VALUES (:session, :boundary, :parent, :at, :trigger, :pre, :post, :summary, 'transcript', :calls, :head, :tail, :kept)`,
-		sql.Named("session", b.SessionID), sql.Named("boundary", b.UUID), sql.Named("parent", b.LogicalParentUUID),
-		sql.Named("at", at), sql.Named("trigger", b.Trigger), sql.Named("pre", pre), sql.Named("post", post),
-		sql.Named("summary", b.Summary), sql.Named("calls", calls),
-		sql.Named("head", kept.HeadUUID), sql.Named("tail", kept.TailUUID), sql.Named("kept", kept.Messages)); err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'transcript', $9, $10, $11, $12)`,
+		b.SessionID, b.UUID, b.LogicalParentUUID, at, b.Trigger, pre, post, b.Summary, calls,
+		kept.HeadUUID, kept.TailUUID, kept.Messages); err != nil {
 		return false, fmt.Errorf("insert compaction: %w", err)
 	}
 	st.toolAtLast = st.toolTotal
@@ -659,7 +619,7 @@ func (w *Writer) boundaryTime(ctx context.Context, st *sessionState, session str
 		return st.lastTimed, nil
 	}
 	var at sql.NullTime
-	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = ? AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
+	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, fmt.Errorf("compaction time: %w", err)
 	}
@@ -675,14 +635,17 @@ func (w *Writer) SaveCursor(ctx context.Context, c *Cursor) error {
 	return saveCursor(ctx, w.tx, w.cursorRow(c))
 }
 
-// cursorRow is c as its row is keyed: on PostgreSQL, by host:path (see
-// Store.cursorKey).
+// cursorRow is c as its row is keyed (the dialect's cursorKey).
 func (w *Writer) cursorRow(c *Cursor) *Cursor {
-	if !w.pg || c == nil {
+	if c == nil {
+		return c
+	}
+	key := w.d.cursorKey(w.host, c.Path)
+	if key == c.Path {
 		return c
 	}
 	row := *c
-	row.Path = w.host + ":" + c.Path
+	row.Path = key
 	return &row
 }
 
@@ -693,7 +656,7 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 	committed := false
 	defer func() {
 		// A Commit that failed before the end rolls back first: the
-		// connection (beginWriteWith's own) cannot be given back while
+		// connection (the dialect's beginWrite's own) cannot be given back while
 		// the transaction holds it, and would wait on it for good.
 		if !committed {
 			w.tx.Rollback()
@@ -708,8 +671,8 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 			return err
 		}
 	}
-	if w.counts.Messages > 0 && !w.pg { // PostgreSQL's tsvector column is generated
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?`, w.firstID); err != nil {
+	if w.counts.Messages > 0 {
+		if err := w.d.indexMessages(ctx, w.tx, w.firstID); err != nil {
 			return fmt.Errorf("index messages: %w", err)
 		}
 	}
@@ -741,28 +704,24 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 	hasCost := p.Cost != nil
 	_, err := w.tx.ExecContext(ctx, `
 		UPDATE sessions SET
-			project = CASE WHEN project = '' AND :project <> '' THEN :project ELSE project END,
-			git_branch = CASE WHEN :branch <> '' THEN :branch ELSE git_branch END,
-			title = CASE WHEN :title <> '' THEN :title ELSE title END,
-			model = CASE WHEN :model <> '' THEN :model ELSE model END,
-			context_window = CASE WHEN :window > 0 THEN :window ELSE context_window END,
-			context_tokens = CASE WHEN :context >= 0 THEN :context ELSE context_tokens END,
-			cost_usd = CASE WHEN :has_cost = 1 THEN :cost ELSE cost_usd END,
-			lines_added = CASE WHEN :has_cost = 1 THEN :added ELSE lines_added END,
-			lines_removed = CASE WHEN :has_cost = 1 THEN :removed ELSE lines_removed END,
-			started_at = CASE WHEN started_at IS NULL OR :started < started_at THEN coalesce(:started, started_at) ELSE started_at END,
-			last_at = CASE WHEN last_at IS NULL OR :last > last_at THEN coalesce(:last, last_at) ELSE last_at END,
-			messages = messages + :messages,
-			compactions = compactions + :compactions,
-			tool_calls = tool_calls + :tool_calls
-		WHERE id = :id`,
-		sql.Named("project", p.Project), sql.Named("branch", p.GitBranch), sql.Named("title", p.Title),
-		sql.Named("model", p.Model), sql.Named("window", p.ContextWindow), sql.Named("context", st.context),
-		sql.Named("has_cost", hasCost), sql.Named("cost", cost.USD), sql.Named("added", cost.LinesAdded),
-		sql.Named("removed", cost.LinesRemoved),
-		sql.Named("started", nullTime(st.started)), sql.Named("last", nullTime(st.last)),
-		sql.Named("messages", st.added), sql.Named("compactions", st.compactions), sql.Named("tool_calls", st.toolCalls),
-		sql.Named("id", id))
+			project = CASE WHEN project = '' AND $1 <> '' THEN $1 ELSE project END,
+			git_branch = CASE WHEN $2 <> '' THEN $2 ELSE git_branch END,
+			title = CASE WHEN $3 <> '' THEN $3 ELSE title END,
+			model = CASE WHEN $4 <> '' THEN $4 ELSE model END,
+			context_window = CASE WHEN $5 > 0 THEN $5 ELSE context_window END,
+			context_tokens = CASE WHEN $6 >= 0 THEN $6 ELSE context_tokens END,
+			cost_usd = CASE WHEN $7 = 1 THEN $8 ELSE cost_usd END,
+			lines_added = CASE WHEN $7 = 1 THEN $9 ELSE lines_added END,
+			lines_removed = CASE WHEN $7 = 1 THEN $10 ELSE lines_removed END,
+			started_at = CASE WHEN started_at IS NULL OR $11 < started_at THEN coalesce($11, started_at) ELSE started_at END,
+			last_at = CASE WHEN last_at IS NULL OR $12 > last_at THEN coalesce($12, last_at) ELSE last_at END,
+			messages = messages + $13,
+			compactions = compactions + $14,
+			tool_calls = tool_calls + $15
+		WHERE id = $16`,
+		p.Project, p.GitBranch, p.Title, p.Model, p.ContextWindow, st.context,
+		hasCost, cost.USD, cost.LinesAdded, cost.LinesRemoved,
+		nullTime(st.started), nullTime(st.last), st.added, st.compactions, st.toolCalls, id)
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", id, err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,7 +143,7 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	}
 	if a.readFallback {
 		s, err := store.Open(ctx, path, opts...)
-		if !errors.As(err, new(*store.ReadOnlyError)) {
+		if engine.Kind(err) != engine.ErrReadOnly {
 			return s, err
 		}
 		return store.OpenReader(ctx, path, opts...)
@@ -182,23 +181,29 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// Is makes a usageError engine.ErrInvalid.
+func (e usageError) Is(target error) bool { return target == engine.ErrInvalid }
+
 func usagef(format string, args ...any) error {
 	return usageError{fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the contract's exit codes; it is the one place
-// that does.
+// exitCode maps an error to the contract's exit codes by its kind
+// (engine.Kind); it is the one place that does. A bad flag or argument (a
+// usageError, an invalid request, a --db that is no ledger) and an
+// ambiguous session prefix exit 2, something that does not exist 3, a hook
+// that blocks its event 2; a read-only ledger, a busy one and every other
+// failure 1.
 func exitCode(err error) int {
-	var ue usageError
-	switch {
-	case err == nil:
+	if err == nil {
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, new(*store.NotLedgerError)):
-		// A database that is not a ledger is a bad --db value.
+	}
+	switch engine.Kind(err) {
+	case engine.ErrInvalid, engine.ErrAmbiguous:
 		return exitUsage
-	case errors.As(err, new(engine.BlockError)):
+	case engine.ErrBlocked:
 		return exitBlock
-	case errors.Is(err, store.ErrNotFound):
+	case engine.ErrNotFound:
 		return exitNotFound
 	default:
 		return exitFailure

@@ -146,10 +146,10 @@ func runForgetProject(ctx context.Context, app *App, opts *forgetOptions) error 
 func scrubWarning(app *App, f store.Forgotten) string {
 	st := app.Engine().Opened()
 	switch {
-	case st != nil && st.Postgres() && f.HeapRewritten:
+	case st != nil && st.Shared() && f.HeapRewritten:
 		return "ledger: warning: the team ledger's tables were rewritten without it (VACUUM FULL), but PostgreSQL's write-ahead log (pg_wal) keeps " +
 			"its rows until those segments are recycled, and WAL archives, replicas and backups keep theirs: ledger cannot remove those"
-	case st != nil && st.Postgres():
+	case st != nil && st.Shared():
 		return "ledger: warning: the team ledger's tables could not be rewritten (" + f.HeapError + "): its rows' bytes stay in their free space " +
 			"until their owner runs VACUUM FULL on them, and PostgreSQL's pg_wal, WAL archives, replicas and backups keep theirs"
 	case !f.WALTruncated:

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
-	"github.com/agentledger/ledger/store"
 )
 
 type ingestOptions struct {
@@ -164,9 +163,9 @@ func folderList(fs []engine.AgentFolder) string {
 	return strings.Join(parts, ", ")
 }
 
-// notFound is an error that exits 3 (store.ErrNotFound) with its own
+// notFound is an error that exits 3 (engine.ErrNotFound) with its own
 // message.
 type notFound struct{ msg string }
 
 func (e notFound) Error() string { return e.msg }
-func (e notFound) Unwrap() error { return store.ErrNotFound }
+func (e notFound) Unwrap() error { return engine.ErrNotFound }

@@ -207,7 +207,7 @@ func TestSyncTwice(t *testing.T) {
 	if r := ledgerEnv(t, home, nil, "--db", url, "sessions", "--host", "alice", "--json"); strings.Count(r.stdout, `"host": "alice"`) != int(want.Sessions) {
 		t.Errorf("sessions --host alice: %s", r.stdout)
 	}
-	if r := ledgerEnv(t, home, nil, "--db", url, "sync", "--to", url); r.code != exitFailure || !strings.Contains(r.stderr, "a server already") {
+	if r := ledgerEnv(t, home, nil, "--db", url, "sync", "--to", url); r.code != exitUsage || !strings.Contains(r.stderr, "a server already") {
 		t.Errorf("sync from a server: %d %s", r.code, r.stderr)
 	}
 }

@@ -86,7 +86,7 @@ type CrossResume struct {
 func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) (CrossResume, error) {
 	toAgent, ok := AgentBySource(to)
 	if !ok || to == "" {
-		return CrossResume{}, fmt.Errorf("--for %q: want one of %s", to, AgentSources())
+		return CrossResume{}, invalidf("--for %q: want one of %s", to, AgentSources())
 	}
 	r, err := e.Resume(ctx, req)
 	if err != nil {

@@ -138,4 +138,4 @@ func (e *Engine) expandHome(p string) string {
 }
 
 // notFound tells whether err says a row does not exist.
-func notFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+func notFound(err error) bool { return errors.Is(err, ErrNotFound) }

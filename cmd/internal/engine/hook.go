@@ -65,7 +65,7 @@ func DecodeAgentHookInput(r io.Reader, o HookOptions) (HookInput, error) {
 		return in, fmt.Errorf("read hook input: %w", err)
 	}
 	if len(b) > maxHookInput {
-		return in, fmt.Errorf("hook input larger than %d bytes", maxHookInput)
+		return in, invalidf("hook input larger than %d bytes", maxHookInput)
 	}
 	switch o.Agent {
 	case "gemini", "qwen", "copilot":
@@ -75,7 +75,7 @@ func DecodeAgentHookInput(r io.Reader, o HookOptions) (HookInput, error) {
 		return in, fmt.Errorf("hook input is not JSON: %w", err)
 	}
 	if in.Event == "" {
-		return in, errors.New("hook input has no hook_event_name")
+		return in, invalidf("hook input has no hook_event_name")
 	}
 	return in, nil
 }
@@ -149,6 +149,9 @@ type HookOptions struct {
 type BlockError struct{ Reason string }
 
 func (e BlockError) Error() string { return e.Reason }
+
+// Is makes a BlockError ErrBlocked.
+func (e BlockError) Is(target error) bool { return target == ErrBlocked }
 
 // hookResult is what handling an event did: what to print, and its
 // receipt's outcome and detail. err is a failure (the hook fails open,
@@ -276,7 +279,7 @@ func (e *Engine) refreshAfterStop(ctx context.Context, in HookInput, c hookClock
 // ledger could be written; a failure is r's error.
 func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *hookResult) bool {
 	if in.TranscriptPath == "" {
-		r.err = errors.New("hook input has no transcript_path")
+		r.err = invalidf("hook input has no transcript_path")
 		return false
 	}
 	path := e.expandHome(in.TranscriptPath)
@@ -321,7 +324,7 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 // for longer than the hook could wait: SQLite's busy, or the budget spent
 // waiting for it.
 func lockHeld(ctx context.Context, err error) bool {
-	return store.IsBusy(err) || err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+	return Kind(err) == ErrBusy || err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
 }
 
 // hookSession ingests what is new in the hook's transcript and returns its

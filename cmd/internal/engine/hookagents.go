@@ -44,7 +44,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,7 +155,7 @@ func decodeAgentHookInput(agent, event string, b []byte) (HookInput, error) {
 	}
 	if agent == "copilot" && probe.Event == nil {
 		if event == "" {
-			return in, errors.New("copilot hook input has no event name: install with ledger hooks install --agent copilot (it passes --event)")
+			return in, invalidf("copilot hook input has no event name: install with ledger hooks install --agent copilot (it passes --event)")
 		}
 		var c copilotHookInput
 		if err := json.Unmarshal(b, &c); err != nil {
@@ -169,7 +168,7 @@ func decodeAgentHookInput(agent, event string, b []byte) (HookInput, error) {
 		return in, fmt.Errorf("hook input: %w", err)
 	}
 	if in.Event == "" {
-		return in, errors.New("hook input has no hook_event_name")
+		return in, invalidf("hook input has no hook_event_name")
 	}
 	in.Event = hookEventOf(agent, in.Event)
 	if agent == "copilot" && in.Source == "new" {

@@ -193,7 +193,7 @@ func (e *Engine) loadSession(ctx context.Context, id string) (SessionView, error
 	if err != nil {
 		if notFound(err) {
 			if _, serr := os.Stat(id); errors.Is(serr, fs.ErrNotExist) {
-				return SessionView{}, fmt.Errorf("no session or transcript file %q: %w", id, store.ErrNotFound)
+				return SessionView{}, fmt.Errorf("no session or transcript file %q: %w", id, ErrNotFound)
 			}
 		}
 		return SessionView{}, err

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/agentledger/ledger/store"
@@ -21,7 +20,7 @@ type NoteRequest struct {
 func (e *Engine) Note(ctx context.Context, req NoteRequest) (store.Note, error) {
 	text := strings.TrimSpace(req.Text)
 	if text == "" {
-		return store.Note{}, fmt.Errorf("an empty note")
+		return store.Note{}, invalidf("an empty note")
 	}
 	st, err := e.Store(ctx)
 	if err != nil {

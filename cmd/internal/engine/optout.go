@@ -125,7 +125,7 @@ func (in *ingester) optedOut(ctx context.Context, rec transcript.Record, roots *
 		project = roots.of(rec.Session.Project)
 	} else if sess, err := in.st.Session(ctx, id); err == nil {
 		project = sess.Project
-	} else if !errors.Is(err, store.ErrNotFound) {
+	} else if !errors.Is(err, ErrNotFound) {
 		return false, err
 	}
 	if project == "" {

@@ -75,7 +75,7 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 	if why, err := e.OptedOut(ctx, sess.Project); err != nil || why != "" {
 		// The user keeps the project out of the ledger (optout.go):
 		// nothing of it is injected, held from before or not.
-		return Resume{}, cmp.Or(err, fmt.Errorf("%s: nothing to resume: %w", why, store.ErrNotFound))
+		return Resume{}, cmp.Or(err, fmt.Errorf("%s: nothing to resume: %w", why, ErrNotFound))
 	}
 	in := handoff.ResumeInput{Session: sess.ID, Source: sess.Source, Project: sess.Project, Branch: sess.GitBranch}
 	res := Resume{Session: sess}
@@ -325,7 +325,7 @@ func (e *Engine) LatestProjectSession(ctx context.Context, dir, exclude string) 
 		return store.Session{}, err
 	}
 	if len(list) == 0 {
-		return store.Session{}, fmt.Errorf("no session of project %s in the ledger (ingest its transcripts first): %w", dir, store.ErrNotFound)
+		return store.Session{}, fmt.Errorf("no session of project %s in the ledger (ingest its transcripts first): %w", dir, ErrNotFound)
 	}
 	return list[0], nil
 }

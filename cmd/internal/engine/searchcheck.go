@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"unicode/utf8"
 )
 
@@ -14,7 +13,7 @@ const MaxQuery = 1000
 // CheckQuery checks a query's length against MaxQuery.
 func CheckQuery(q string) error {
 	if n := utf8.RuneCountInString(q); n > MaxQuery {
-		return fmt.Errorf("the query has %d characters: at most %d characters", n, MaxQuery)
+		return invalidf("the query has %d characters: at most %d characters", n, MaxQuery)
 	}
 	return nil
 }
@@ -26,15 +25,15 @@ func CheckSearch(kind, role string, limit int) error {
 	switch kind {
 	case "", "message", "handoff", "compaction", "note":
 	default:
-		return fmt.Errorf("kind %q: want message, handoff, compaction or note", kind)
+		return invalidf("kind %q: want message, handoff, compaction or note", kind)
 	}
 	switch role {
 	case "", "user", "assistant", "system", "tool":
 	default:
-		return fmt.Errorf("role %q: want user, assistant, system or tool", role)
+		return invalidf("role %q: want user, assistant, system or tool", role)
 	}
 	if limit < 1 {
-		return fmt.Errorf("limit must be at least 1, not %d", limit)
+		return invalidf("limit must be at least 1, not %d", limit)
 	}
 	return nil
 }

@@ -24,8 +24,8 @@ func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.St
 	if err != nil {
 		return SyncResult{}, err
 	}
-	if st.Postgres() {
-		return SyncResult{}, errors.New("sync pushes a local SQLite ledger to a server: --db is a server already")
+	if st.Shared() {
+		return SyncResult{}, invalidf("sync pushes a local SQLite ledger to a server: --db is a server already")
 	}
 	dst, err := open(ctx)
 	if err != nil {

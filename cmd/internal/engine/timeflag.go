@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -30,5 +29,5 @@ func ParseTime(v string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 		return now.Add(-d).UTC(), nil
 	}
-	return time.Time{}, fmt.Errorf("%q: want a date (2026-01-31), an RFC 3339 time, or a duration like 36h or 7d", v)
+	return time.Time{}, invalidf("%q: want a date (2026-01-31), an RFC 3339 time, or a duration like 36h or 7d", v)
 }

@@ -234,7 +234,7 @@ func (s *Server) handoff(ctx context.Context, in HandoffIn) (string, HandoffOut,
 			return "", HandoffOut{}, err
 		}
 		warn = w
-		if d, err = s.read.FindHandoff(ctx, sess.ID); errors.Is(err, store.ErrNotFound) {
+		if d, err = s.read.FindHandoff(ctx, sess.ID); errors.Is(err, engine.ErrNotFound) {
 			return "", HandoffOut{}, usageErrorf("%s has no handoff yet: one is written by `ledger compact`, or before each compaction when ledger's hooks are installed. The resume tool extracts one from its latest messages now.", sessionName(sess.ID, in.Session))
 		} else if err != nil {
 			return "", HandoffOut{}, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
 )
@@ -33,7 +34,7 @@ func (s *Server) resolve(ctx context.Context, arg, project string) (store.Sessio
 	arg = strings.TrimSpace(arg)
 	if arg != "" {
 		_, sess, err := s.read.Session(ctx, arg)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, engine.ErrNotFound) {
 			return sess, errNoSession{arg}
 		}
 		return sess, err
@@ -43,7 +44,7 @@ func (s *Server) resolve(ctx context.Context, arg, project string) (store.Sessio
 		return store.Session{}, usageErrorf("no session given and no project known: pass session (see the sessions tool) or project (a folder)")
 	}
 	sess, err := s.read.LatestProjectSession(ctx, dir, "")
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return sess, errNoProjectSession{dir}
 	}
 	return sess, err
@@ -69,7 +70,7 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 	}
 	sess, err := s.read.LatestProjectSession(ctx, dir, "")
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
+		if !errors.Is(err, engine.ErrNotFound) {
 			s.log.Warn("find the project's latest session", "project", handoff.Shorten(dir, maxLogged), "err", err)
 		}
 		return ""

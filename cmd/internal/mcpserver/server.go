@@ -101,7 +101,7 @@ func New(c Config) (*Server, error) {
 	// commands do.
 	s.read = engine.New(func(ctx context.Context) (*store.Store, error) {
 		if _, err := s.write.Store(ctx); err != nil {
-			if !errors.As(err, new(*store.ReadOnlyError)) {
+			if engine.Kind(err) != engine.ErrReadOnly {
 				return nil, err
 			}
 			s.readOnly = true

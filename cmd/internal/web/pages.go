@@ -25,14 +25,8 @@ const (
 	messagesPerPage = 200
 )
 
-// handle runs a page's work and renders its failure: a badRequest is 400
-// with its message, anything else by failErr.
+// handle runs a page's work and renders its failure (failErr).
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, err error) {
-	var bad badRequest
-	if errors.As(err, &bad) {
-		s.fail(w, r, http.StatusBadRequest, err)
-		return
-	}
 	s.failErr(w, r, err)
 }
 
@@ -258,7 +252,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 			d.Handoff = &doc
-		} else if !errors.Is(err, store.ErrNotFound) {
+		} else if !errors.Is(err, engine.ErrNotFound) {
 			return err
 		}
 		return nil

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
-	"github.com/agentledger/ledger/store"
 )
 
 //go:embed templates static
@@ -180,26 +179,40 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err er
 	}{status, http.StatusText(status), err.Error()}})
 }
 
-// failErr maps an engine or store error to its status: not found 404, an
-// ambiguous prefix 400, anything else 500.
+// failErr maps an error to its status by its kind (engine.Kind); it is
+// the one place that does: a bad parameter (badRequest, an invalid request)
+// or an ambiguous session prefix 400, something that does not exist 404, a
+// write to a read-only ledger 403, a ledger busy with another writer 503
+// (with Retry-After), a request declined on purpose 409, anything else
+// 500. A request whose browser went away gets nothing.
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
-	var amb *store.AmbiguousError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		s.fail(w, r, http.StatusNotFound, err)
-	case errors.As(err, &amb):
-		s.fail(w, r, http.StatusBadRequest, err)
-	case errors.Is(err, context.Canceled):
-		// the browser went away
-	default:
-		s.fail(w, r, http.StatusInternalServerError, err)
+	if errors.Is(err, context.Canceled) {
+		return
 	}
+	status := http.StatusInternalServerError
+	switch engine.Kind(err) {
+	case engine.ErrInvalid, engine.ErrAmbiguous:
+		status = http.StatusBadRequest
+	case engine.ErrNotFound:
+		status = http.StatusNotFound
+	case engine.ErrReadOnly:
+		status = http.StatusForbidden
+	case engine.ErrBusy:
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
+	case engine.ErrBlocked:
+		status = http.StatusConflict
+	}
+	s.fail(w, r, status, err)
 }
 
 // badRequest is a request parameter that cannot be read: 400 with the
-// message.
+// message (engine.ErrInvalid).
 type badRequest struct{ msg string }
 
 func (b badRequest) Error() string { return b.msg }
+
+// Is makes a badRequest engine.ErrInvalid.
+func (b badRequest) Is(target error) bool { return target == engine.ErrInvalid }
 
 func badf(format string, args ...any) error { return badRequest{fmt.Sprintf(format, args...)} }
