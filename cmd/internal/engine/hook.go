@@ -390,6 +390,9 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 			r.note("handoff %d was written for this compaction already", h.ID)
 			written = fmt.Sprintf("handoff %d is written", h.ID)
 		case err == nil:
+			if r.outcome == store.OutcomeNothing {
+				r.outcome = store.OutcomeOK // its ingest had nothing new, but it wrote the handoff
+			}
 			r.note("handoff %d written to %s, compaction recorded", h.ID, h.Path)
 			written = fmt.Sprintf("handoff %d is written", h.ID)
 		case !lockHeld(ctx, err):
