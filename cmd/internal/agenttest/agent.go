@@ -26,6 +26,12 @@ type Agent struct {
 	// VersionArgs print the version (Bin VersionArgs...), whose output
 	// must contain Version.
 	VersionArgs []string
+	// CacheEnv names the variable of the cache folder the agent unpacks
+	// itself into on its first run ("" for none): Copilot CLI's native
+	// package unpacks 235 MB of JavaScript into $XDG_CACHE_HOME/copilot.
+	// Every run of the agent, its version check included, gets CacheDir
+	// there, so that it unpacks once, not in each test's fake HOME.
+	CacheEnv string
 }
 
 // The agents the end-to-end tests run, at the versions ledger is tested
@@ -36,10 +42,16 @@ var (
 		VersionArgs: []string{"--version"}}
 	Codex = Agent{Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
 		VersionArgs: []string{"--version"}}
+	GeminiCLI = Agent{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini",
+		VersionArgs: []string{"--version"}}
+	QwenCode = Agent{Name: "qwen", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen",
+		VersionArgs: []string{"--version"}}
+	CopilotCLI = Agent{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot",
+		VersionArgs: []string{"--version"}, CacheEnv: "XDG_CACHE_HOME"}
 )
 
 // Agents lists every pinned agent.
-func Agents() []Agent { return []Agent{ClaudeCode, Codex} }
+func Agents() []Agent { return []Agent{ClaudeCode, Codex, GeminiCLI, QwenCode, CopilotCLI} }
 
 // Environment variables the agent tests read.
 const (
@@ -72,6 +84,28 @@ func (a Agent) prefix(dir string) string {
 // Path is where the agent's command is once installed in dir.
 func (a Agent) Path(dir string) string {
 	return filepath.Join(a.prefix(dir), "node_modules", ".bin", a.Bin)
+}
+
+// CacheDir is the cache folder of the agent's runs (see CacheEnv): in
+// its install folder.
+func (a Agent) CacheDir() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(a.prefix(dir), "cache"), nil
+}
+
+// cacheEnv is the environment entry that points the agent at CacheDir,
+// or nil.
+func (a Agent) cacheEnv() []string {
+	if a.CacheEnv == "" {
+		return nil
+	}
+	if d, err := a.CacheDir(); err == nil {
+		return []string{a.CacheEnv + "=" + d}
+	}
+	return nil
 }
 
 // installs keeps one install per agent and folder in this process.
@@ -154,7 +188,7 @@ func (a Agent) check(ctx context.Context, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, a.VersionArgs...)
-	cmd.Env = append(os.Environ(), "DISABLE_AUTOUPDATER=1")
+	cmd.Env = append(append(os.Environ(), "DISABLE_AUTOUPDATER=1"), a.cacheEnv()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s %s: %v: %s", path, strings.Join(a.VersionArgs, " "), err, tail(string(out), 500))

@@ -1,5 +1,5 @@
-// Package agenttest runs real coding agents (Claude Code, Codex CLI) in
-// tests, against a scripted model server of its own: the end-to-end tests
+// Package agenttest runs real coding agents (Claude Code, Codex CLI,
+// Gemini CLI, Qwen Code, Copilot CLI) in tests, against a scripted model server of its own: the end-to-end tests
 // (package e2e, below this one) install the pinned npm packages, give each
 // session a fake HOME with ledger's hooks installed, and assert on what
 // the hooks did, what the ledger holds, and what the model was sent. Only tests import
@@ -19,15 +19,18 @@
 //     answers, protocol-neutral. A Turn is text and/or tool calls with the
 //     token usage to report; a Script picks the Turn for a Request. Rules
 //     route side requests (a compaction: IsClaudeCompaction,
-//     IsCodexCompaction) away from the Steps of the agent's own loop.
+//     IsCodexCompaction, IsGeminiCompression, IsQwenCompaction,
+//     IsCopilotCompaction; Gemini CLI's router: IsGeminiRouter) away from
+//     the Steps of the agent's own loop.
 //   - Agent (agent.go): the pinned npm packages, installed once into
 //     $LEDGER_AGENTS_DIR (default ledger/agents in the user's cache folder)
 //     and reused; a missing client skips a test, or fails it with
 //     LEDGER_REQUIRE_AGENTS=1 (CI). Cmd (run.go) runs one agent command
 //     with a clean environment and a timeout that kills its process group.
-//   - Per agent (agent_claude.go, agent_codex.go): the environment or
-//     config file that points it at the Server, and how to tell its
-//     compaction request.
+//   - Per agent (agent_claude.go, agent_codex.go, agent_gemini.go,
+//     agent_qwen.go, agent_copilot.go): the environment or config file
+//     that points it at the Server, and how to tell its compaction
+//     request.
 //
 // # Wire protocols
 //
@@ -45,11 +48,24 @@
 //	                       response.created, response.output_item.done
 //	                       (message, function_call, custom_tool_call),
 //	                       response.completed with usage
+//	protocol_chat.go       OpenAI Chat Completions (Qwen Code, Copilot
+//	                       CLI; OpenCode and Pi too): POST
+//	                       /v1/chat/completions, SSE chunks with
+//	                       delta.content and delta.tool_calls, the usage
+//	                       in a last chunk when stream_options asks, then
+//	                       [DONE]; a whole chat.completion when not
+//	                       streamed; GET /v1/models
+//	protocol_gemini.go     Gemini API (Gemini CLI): POST
+//	                       /v1beta/models/{model}:streamGenerateContent
+//	                       (?alt=sse: GenerateContentResponse events,
+//	                       functionCall parts, usageMetadata),
+//	                       :generateContent (one document: the router,
+//	                       the compression), :countTokens
 //
 // # Adding a protocol
 //
-// To add, say, OpenAI Chat Completions (Qwen Code, OpenCode, Pi, Copilot
-// CLI) or the Gemini API (Gemini CLI):
+// To add another wire API (the steps the Chat Completions and Gemini
+// files followed):
 //
 //  1. Write protocol_<name>.go with a type implementing protocol. Its
 //     routes must not overlap the others' ("POST /v1/chat/completions";

@@ -13,6 +13,9 @@ const (
 	// KindCountTokens asks how many tokens a request would take (the
 	// Anthropic count_tokens endpoint); answered from the body's size.
 	KindCountTokens = "count_tokens"
+	// KindModels asks for the model list (GET /v1/models of Chat
+	// Completions); answered with the one model ChatModel names.
+	KindModels = "models"
 )
 
 // Request is one request an agent sent, decoded into a shape every wire
@@ -22,9 +25,10 @@ const (
 type Request struct {
 	// Seq is the request's place in the order of arrival, from 1.
 	Seq int
-	// Protocol is the wire protocol's name ("anthropic", "openai-responses").
+	// Protocol is the wire protocol's name ("anthropic", "openai-responses",
+	// "openai-chat", "gemini").
 	Protocol string
-	// Kind is KindTurn or KindCountTokens.
+	// Kind is KindTurn, KindCountTokens or KindModels.
 	Kind string
 	// Method, Path and Query are the HTTP request line's.
 	Method, Path, Query string
@@ -36,12 +40,18 @@ type Request struct {
 	Model string
 	// Stream says the agent asked for a streamed (SSE) answer.
 	Stream bool
-	// System is the system prompt (Anthropic system, OpenAI instructions).
+	// System is the system prompt (Anthropic system, OpenAI instructions,
+	// Chat Completions' system and developer messages, Gemini
+	// systemInstruction).
 	System string
 	// Tools are the tools the request offers the model, in its order.
 	Tools []Tool
 	// Messages is the conversation the request carries, oldest first.
 	Messages []Message
+
+	// includeUsage: a Chat Completions stream asked for a usage chunk
+	// (stream_options.include_usage).
+	includeUsage bool
 }
 
 // Tool is a tool offered to the model.

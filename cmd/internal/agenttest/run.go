@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,3 +83,5 @@ func BaseEnv(home string) []string {
 	}
 	return env
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

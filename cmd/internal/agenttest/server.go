@@ -17,7 +17,7 @@ import (
 
 // protocol is one wire API the server speaks: it maps HTTP requests to
 // Requests and Turns to HTTP answers. Each lives in a file of its own
-// (anthropic.go, responses.go); doc.go says how to add one.
+// (protocol_*.go); doc.go says how to add one.
 type protocol interface {
 	// name is the protocol's name, as Request.Protocol gives it.
 	name() string
@@ -33,7 +33,7 @@ type protocol interface {
 
 // protocols are the wire APIs every Server speaks.
 func protocols() []protocol {
-	return []protocol{anthropicMessages{}, openaiResponses{}}
+	return []protocol{anthropicMessages{}, openaiResponses{}, openaiChat{}, geminiAPI{}}
 }
 
 // maxBody bounds a request body: agents send their whole conversation, a

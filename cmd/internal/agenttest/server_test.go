@@ -190,7 +190,7 @@ func TestResponsesStream(t *testing.T) {
 func TestUnknownPathIsLogged(t *testing.T) {
 	t.Parallel()
 	s := NewServer(t, Always(Text("x")))
-	resp, err := http.Get(s.URL() + "/v1/models")
+	resp, err := http.Get(s.URL() + "/v1/embeddings")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestUnknownPathIsLogged(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("status %d, want 404", resp.StatusCode)
 	}
-	if r := s.Requests(); len(r) != 1 || r[0].Path != "/v1/models" || len(s.Errors()) != 1 {
+	if r := s.Requests(); len(r) != 1 || r[0].Path != "/v1/embeddings" || len(s.Errors()) != 1 {
 		t.Errorf("requests %+v, errors %v", r, s.Errors())
 	}
 }

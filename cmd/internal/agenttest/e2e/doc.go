@@ -1,6 +1,7 @@
 // Package e2e holds the end-to-end tests of ledger against the real
-// coding agents (e2e_test.go): the pinned Claude Code and Codex CLI,
-// installed from npm (agenttest.Agent), run headless in a fake HOME with
+// coding agents: the pinned Claude Code and Codex CLI (e2e_test.go),
+// Gemini CLI, Qwen Code and Copilot CLI (cli_agents_test.go), installed
+// from npm (agenttest.Agent), run headless in a fake HOME with
 // ledger's hooks installed, against agenttest's scripted model server.
 // They are a package of their own so that `go test ./...` runs them beside
 // cmd/ledger's tests, each with its own time limit. The package has no

@@ -89,6 +89,8 @@ type agentRig struct {
 	home, proj, db   string
 	srv              *agenttest.Server
 	claude, codexBin string
+	// The commands of the agents that keep their hooks in settings.json.
+	gemini, qwen, copilot string
 }
 
 // newAgentRig makes the rig for the agents named ("claude", "codex"):
@@ -103,6 +105,12 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 			r.claude = agenttest.ClaudeCode.Require(t)
 		case "codex":
 			r.codexBin = agenttest.Codex.Require(t)
+		case "gemini":
+			r.gemini = agenttest.GeminiCLI.Require(t)
+		case "qwen":
+			r.qwen = agenttest.QwenCode.Require(t)
+		case "copilot":
+			r.copilot = agenttest.CopilotCLI.Require(t)
 		}
 	}
 	r.proj = filepath.Join(r.home, "src", "tidepool")
@@ -115,6 +123,14 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	r.srv = agenttest.NewServer(t, nil) // each test scripts its runs (SetScript)
+	t.Cleanup(r.keepHome)
+	if slices.Contains(agents, "gemini") {
+		// Gemini CLI's own settings first: ledger's install edits the
+		// file in place.
+		if err := agenttest.WriteGeminiSettings(r.home); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, a := range agents {
 		args := append([]string{"hooks", "install", "--agent", a}, installArgs...)
 		if res := r.ledger(args...); res.code != 0 {
@@ -127,6 +143,42 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 		}
 	}
 	return r
+}
+
+// keepHome copies the rig's HOME (the agents' sessions and settings, the
+// ledger, its handoffs; not the agents' caches) to
+// $LEDGER_AGENTTEST_LOG/<test>/home when the test failed, for a person to
+// read what the agent wrote.
+func (r *agentRig) keepHome() {
+	dir := os.Getenv("LEDGER_AGENTTEST_LOG")
+	if dir == "" || !r.t.Failed() {
+		return
+	}
+	to := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(r.t.Name()), "home")
+	err := filepath.WalkDir(r.home, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(r.home, path)
+		switch {
+		case d.IsDir() && (d.Name() == ".cache" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		r.t.Logf("keep the rig's HOME: %v", err)
+		return
+	}
+	r.t.Logf("the rig's HOME is kept in %s", to)
 }
 
 // ledger runs the built binary on the rig's database, in the project.
@@ -266,12 +318,17 @@ func (r *agentRig) audit(session string) []auditRow {
 
 // writeStep is a step that writes a file in the project with the agent's
 // own write tool, as the request offers it (Claude Code's Write, Codex's
-// apply_patch), reporting usage.
+// apply_patch, Gemini CLI's and Qwen Code's write_file, Copilot CLI's
+// create), reporting usage.
 func writeStep(proj, name, content string, u agenttest.Usage) func(*agenttest.Request) agenttest.Turn {
 	return func(req *agenttest.Request) agenttest.Turn {
 		switch {
 		case req.HasTool("Write"):
 			return agenttest.CallTool("Write", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
+		case req.HasTool("write_file"): // Gemini CLI, Qwen Code
+			return agenttest.CallTool("write_file", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
+		case req.HasTool("create"): // Copilot CLI
+			return agenttest.CallTool("create", map[string]any{"path": filepath.Join(proj, name), "file_text": content}).WithUsage(u)
 		case req.HasTool("apply_patch"):
 			patch := "*** Begin Patch\n*** Add File: " + name + "\n+" + strings.TrimSuffix(strings.ReplaceAll(content, "\n", "\n+"), "+") + "*** End Patch\n"
 			return agenttest.Turn{Calls: []agenttest.Call{{Name: "apply_patch", Raw: patch}}, Usage: u}
@@ -301,6 +358,10 @@ func compacting(steps *agenttest.Steps, summary string) agenttest.Script {
 	return agenttest.Rules(steps.Next,
 		agenttest.Rule{Name: "claude compaction", When: agenttest.IsClaudeCompaction, Then: agenttest.Always(agenttest.ClaudeSummary(summary))},
 		agenttest.Rule{Name: "codex compaction", When: agenttest.IsCodexCompaction, Then: agenttest.Always(agenttest.Text(summary))},
+		agenttest.Rule{Name: "gemini router", When: agenttest.IsGeminiRouter, Then: agenttest.Always(agenttest.GeminiRouterAnswer())},
+		agenttest.Rule{Name: "gemini compression", When: agenttest.IsGeminiCompression, Then: agenttest.Always(agenttest.GeminiSnapshot(summary))},
+		agenttest.Rule{Name: "qwen compaction", When: agenttest.IsQwenCompaction, Then: agenttest.Always(agenttest.QwenSnapshot(summary))},
+		agenttest.Rule{Name: "copilot compaction", When: agenttest.IsCopilotCompaction, Then: agenttest.Always(agenttest.Text(summary))},
 	)
 }
 

@@ -1,0 +1,304 @@
+package e2e
+
+// End-to-end tests of the agents whose hooks ledger writes in their own
+// settings.json: Gemini CLI, Qwen Code and Copilot CLI, each at its pinned
+// version, run headless against the scripted model server (Gemini API;
+// Chat Completions) through a tool call, a compaction and a resumed
+// session.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/agenttest"
+	"github.com/agentledger/ledger/store"
+)
+
+// streamLine is a line of a JSON-lines output of Gemini CLI
+// (--output-format stream-json), Qwen Code (the same flag, Claude Code's
+// shape) or Copilot CLI (--output-format json): the fields that tell the
+// session and how the run ended.
+type streamLine struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"` // Gemini CLI, Qwen Code
+	Session   string `json:"sessionId"`  // Copilot CLI's result
+	Status    string `json:"status"`     // Gemini CLI's result
+	IsError   bool   `json:"is_error"`   // Qwen Code's result
+	ExitCode  *int   `json:"exitCode"`   // Copilot CLI's result
+}
+
+// runCLI runs an agent's command in the project with env and args, and
+// returns the session id its output names; a failed run fails the test.
+func (r *agentRig) runCLI(name, path string, env, args []string) string {
+	r.t.Helper()
+	res := agenttest.Cmd{Path: path, Dir: r.proj, Env: env, Args: args}.Run(r.t)
+	var session string
+	var failed bool
+	for _, l := range strings.Split(res.Stdout, "\n") {
+		var x streamLine
+		if json.Unmarshal([]byte(l), &x) != nil {
+			continue
+		}
+		if id := cmpOr(x.SessionID, x.Session); id != "" {
+			session = id
+		}
+		if x.Type == "result" {
+			failed = x.IsError || (x.Status != "" && x.Status != "success") || (x.ExitCode != nil && *x.ExitCode != 0)
+		}
+	}
+	if res.Code != 0 || failed || session == "" {
+		r.t.Fatalf("%s %s: exit %d, session %q\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), res.Code, session,
+			tailOf(res.Stdout, 3000), tailOf(res.Stderr, 3000))
+	}
+	r.t.Logf("%s %.60q: %v", name, strings.Join(args, " "), res.Took.Round(1e6))
+	return session
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// runGemini runs `gemini -p PROMPT` (args before it: "-r", "latest"
+// resumes the project's latest session).
+func (r *agentRig) runGemini(prompt string, args ...string) string {
+	r.t.Helper()
+	args = append(args, "-p", prompt, "--approval-mode", "yolo", "--output-format", "stream-json")
+	return r.runCLI("gemini", r.gemini, r.srv.GeminiEnv(r.home), args)
+}
+
+// runQwen runs `qwen -p PROMPT` (args before it: "-c" continues).
+func (r *agentRig) runQwen(prompt string, args ...string) string {
+	r.t.Helper()
+	args = append(args, "-p", prompt, "--auth-type", "openai", "--approval-mode", "yolo", "--output-format", "stream-json")
+	return r.runCLI("qwen", r.qwen, r.srv.QwenEnv(r.home, "agenttest-model"), args)
+}
+
+// copilotMaxPrompt is the prompt tokens Copilot CLI is told it may send.
+const copilotMaxPrompt = 100_000
+
+// runCopilot runs `copilot -p PROMPT` (args before it: "--continue").
+func (r *agentRig) runCopilot(prompt string, args ...string) string {
+	r.t.Helper()
+	args = append(args, "-p", prompt, "--allow-all-tools", "--output-format", "json")
+	return r.runCLI("copilot", r.copilot, r.srv.CopilotEnv(r.home, "agenttest-model", copilotMaxPrompt), args)
+}
+
+// handoffsWritten are the receipts of ledger's PreCompact that wrote a
+// handoff.
+func handoffsWritten(all []store.HookReceipt) []store.HookReceipt {
+	var out []store.HookReceipt
+	for _, x := range receiptsOf(all, "PreCompact") {
+		if strings.Contains(x.Detail, "written to") {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// checkHandoffs asserts that n PreCompact receipts wrote a handoff, each
+// with the outcome ok.
+func (r *agentRig) checkHandoffs(n int) {
+	r.t.Helper()
+	written := handoffsWritten(r.receipts())
+	if len(written) != n {
+		r.t.Errorf("%d PreCompact receipts wrote a handoff, want %d", len(written), n)
+	}
+	for _, x := range written {
+		if x.Outcome != store.OutcomeOK {
+			r.t.Errorf("PreCompact wrote a handoff, yet its outcome is %q: %s", x.Outcome, x.Detail)
+		}
+	}
+}
+
+// checkSession asserts the ledger holds one session of agent, session,
+// in the project, with messages and the call of tool that wrote file.
+func (r *agentRig) checkSession(agent, session, tool, file string) sessionRow {
+	r.t.Helper()
+	sess := r.sessions()
+	if len(sess) != 1 || sess[0].ID != session || sess[0].Source != agent || sess[0].Project != r.proj || sess[0].Messages < 3 {
+		r.t.Fatalf("sessions = %+v, want the one %s session %s of %s with its messages", sess, agent, session, r.proj)
+	}
+	// A tool call's search text is its tool's name and its input.
+	var hits []struct {
+		Session string `json:"session"`
+		Role    string `json:"role"`
+	}
+	r.ledgerJSON(&hits, "search", tool+" "+file)
+	if len(hits) == 0 || hits[0].Role != "assistant" {
+		r.t.Errorf("search %s %s finds %+v, want the assistant's tool call", tool, file, hits)
+	}
+	return sess[0]
+}
+
+// resumeContextReached asserts the first turn request from before on
+// carries ledger's resume context with handoff id.
+func (r *agentRig) resumeContextReached(before int, handoff int64) {
+	r.t.Helper()
+	turns := r.srv.Turns()
+	if len(turns) <= before {
+		r.t.Fatalf("the resumed run sent the model nothing:\n%s", r.srv.Digest())
+	}
+	for _, req := range turns[before:] {
+		if req.Contains(fmt.Sprintf("Handoff %d", handoff)) {
+			return
+		}
+	}
+	r.t.Errorf("no request of the resumed run carries ledger's resume context with handoff %d:\n%s", handoff, r.srv.Digest())
+}
+
+// auditOne is the session's one compaction, completed from the
+// transcript with its summary and tied to a handoff.
+func (r *agentRig) auditOne(session, summaryWord string) auditRow {
+	r.t.Helper()
+	rows := r.audit(session)
+	if len(rows) != 1 {
+		r.t.Fatalf("audit = %+v, want one compaction", rows)
+	}
+	c := rows[0]
+	if c.HandoffID == nil || c.Summary == 0 {
+		r.t.Errorf("compaction = %+v, want its handoff and its summary", c)
+	}
+	var hits []struct {
+		Kind string `json:"kind"`
+	}
+	r.ledgerJSON(&hits, "search", summaryWord)
+	if len(hits) == 0 {
+		r.t.Errorf("search %s does not find the compaction summary", summaryWord)
+	}
+	return c
+}
+
+// TestAgentGemini: Gemini CLI 0.61.0 with ledger's hooks: a session that
+// writes a file; resumed, a turn whose prompt passes half the window, so
+// that Gemini CLI compresses; resumed again. PreCompress fires before
+// every turn, and ledger writes one handoff, for the compression; the
+// session is in the ledger with its tool call and its compression (the
+// <state_snapshot>); the resumed run's prompt carries ledger's context.
+func TestAgentGemini(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"gemini"})
+	full := agenttest.Usage{InputTokens: 10_000, CacheRead: 600_000, OutputTokens: 60} // past 524,288: half of 1,048,576
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		writeStep(r.proj, "b.txt", "b\n", full), textStep("b.txt is written.", quiet),
+		textStep("Carrying on from the handoff.", quiet),
+	), "The user asked for tides.md and b.txt; marramgrass."))
+	session := r.runGemini("Write tides.md with a Tides heading")
+	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
+		t.Errorf("tides.md = %q, %v", b, err)
+	}
+	r.checkSession("gemini", session, "write_file", "tides.md")
+
+	if s := r.runGemini("Add b.txt", "-r", "latest"); s != session {
+		t.Errorf("the resumed run is session %s, want %s", s, session)
+	}
+	n, _ := compactionFollowers(r.srv, agenttest.IsGeminiCompression)
+	if n == 0 {
+		t.Fatalf("Gemini CLI did not compress:\n%s", r.srv.Digest())
+	}
+	if pre := receiptsOf(r.receipts(), "PreCompact"); len(pre) < 3 {
+		t.Errorf("%d PreCompress receipts, want one per turn (at least 3)", len(pre))
+	}
+	r.checkHandoffs(1) // for the compression, not one per turn
+	c := r.auditOne(session, "marramgrass")
+
+	before := len(r.srv.Turns())
+	r.runGemini("Carry on", "-r", "latest")
+	if c.HandoffID != nil {
+		r.resumeContextReached(before, *c.HandoffID)
+	}
+	r.checkReceipts(r.receipts())
+	r.checkHandoffs(1)
+}
+
+// TestAgentQwen: Qwen Code 0.24.4 with ledger's hooks: a session that
+// writes a file; continued with /compress (PreCompact writes the handoff,
+// PostCompact and the chat_compression record complete the compaction);
+// continued again, its SessionStart context reaching the model's system
+// prompt.
+func TestAgentQwen(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"qwen"})
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		textStep("Carrying on from the handoff.", quiet),
+	), "The user asked for tides.md; samphire."))
+	session := r.runQwen("Write tides.md with a Tides heading")
+	if _, err := os.Stat(filepath.Join(r.proj, "tides.md")); err != nil {
+		t.Error(err)
+	}
+	r.checkSession("qwen", session, "write_file", "tides.md")
+
+	r.runQwen("/compress", "-c")
+	if n, _ := compactionFollowers(r.srv, agenttest.IsQwenCompaction); n != 1 {
+		t.Fatalf("Qwen Code asked for %d compressions, want 1:\n%s", n, r.srv.Digest())
+	}
+	r.checkHandoffs(1)
+	c := r.auditOne(session, "samphire")
+
+	before := len(r.srv.Turns())
+	if s := r.runQwen("Carry on", "-c"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	if c.HandoffID != nil {
+		r.resumeContextReached(before, *c.HandoffID)
+	}
+	r.checkReceipts(r.receipts())
+}
+
+// TestAgentCopilot: Copilot CLI 1.0.102 (offline, a provider URL) with
+// ledger's hooks: a session that writes a file; continued with a turn
+// whose prompt nears the provider's limit, so that Copilot CLI compacts
+// (preCompact writes the handoff, session.compaction_complete carries the
+// summary); continued again, the native sessionStart's context reaching
+// the model. (A `-p /compact` run compacts too, but Copilot CLI 1.0.102
+// then waits 60 s for a turn that never comes before it exits, and runs
+// no hook after the compaction.)
+func TestAgentCopilot(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"copilot"})
+	near := agenttest.Usage{InputTokens: 95_000, OutputTokens: 60} // of copilotMaxPrompt
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		writeStep(r.proj, "b.txt", "b\n", near), textStep("b.txt is written.", quiet),
+		textStep("Carrying on from the handoff.", quiet),
+	), "The user asked for tides.md and b.txt; bladderwrack."))
+	session := r.runCopilot("Write tides.md with a Tides heading")
+	if _, err := os.Stat(filepath.Join(r.proj, "tides.md")); err != nil {
+		t.Error(err)
+	}
+	r.checkSession("copilot", session, "create", "tides.md")
+
+	if s := r.runCopilot("Add b.txt", "--continue"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	if n, _ := compactionFollowers(r.srv, agenttest.IsCopilotCompaction); n != 1 {
+		t.Fatalf("Copilot CLI asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
+	}
+	r.checkHandoffs(1)
+	c := r.auditOne(session, "bladderwrack")
+
+	before := len(r.srv.Turns())
+	if s := r.runCopilot("Carry on", "--continue"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	if c.HandoffID != nil {
+		r.resumeContextReached(before, *c.HandoffID)
+	}
+	r.checkReceipts(r.receipts())
+}
