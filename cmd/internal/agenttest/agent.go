@@ -26,6 +26,9 @@ type Agent struct {
 	// VersionArgs print the version (Bin VersionArgs...), whose output
 	// must contain Version.
 	VersionArgs []string
+	// Env is environment every run of the agent gets, its version check
+	// included (set by each agent's ...Env): what keeps it to one process.
+	Env []string
 	// CacheEnv names the variable of the cache folder the agent unpacks
 	// itself into on its first run ("" for none): Copilot CLI's native
 	// package unpacks 235 MB of JavaScript into $XDG_CACHE_HOME/copilot.
@@ -42,10 +45,12 @@ var (
 		VersionArgs: []string{"--version"}}
 	Codex = Agent{Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
 		VersionArgs: []string{"--version"}}
+	// Gemini CLI and Qwen Code start themselves again with a bigger heap
+	// (Qwen Code twice), a Node start each time, unless told not to.
 	GeminiCLI = Agent{Name: "gemini", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini",
-		VersionArgs: []string{"--version"}}
+		VersionArgs: []string{"--version"}, Env: []string{"GEMINI_CLI_NO_RELAUNCH=1"}}
 	QwenCode = Agent{Name: "qwen", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen",
-		VersionArgs: []string{"--version"}}
+		VersionArgs: []string{"--version"}, Env: []string{"QWEN_CODE_NO_RELAUNCH=true"}}
 	CopilotCLI = Agent{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot",
 		VersionArgs: []string{"--version"}, CacheEnv: "XDG_CACHE_HOME"}
 )
@@ -96,16 +101,17 @@ func (a Agent) CacheDir() (string, error) {
 	return filepath.Join(a.prefix(dir), "cache"), nil
 }
 
-// cacheEnv is the environment entry that points the agent at CacheDir,
-// or nil.
-func (a Agent) cacheEnv() []string {
+// runEnv is the environment every run of the agent gets: Env, and the
+// entry that points it at CacheDir.
+func (a Agent) runEnv() []string {
+	env := append([]string(nil), a.Env...)
 	if a.CacheEnv == "" {
-		return nil
+		return env
 	}
 	if d, err := a.CacheDir(); err == nil {
-		return []string{a.CacheEnv + "=" + d}
+		env = append(env, a.CacheEnv+"="+d)
 	}
-	return nil
+	return env
 }
 
 // installs keeps one install per agent and folder in this process.
@@ -185,10 +191,11 @@ func (a Agent) install(ctx context.Context, dir string) (string, error) {
 
 // check runs the installed command for its version.
 func (a Agent) check(ctx context.Context, path string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	// A Node program of tens of MB on a busy machine: a generous deadline.
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, a.VersionArgs...)
-	cmd.Env = append(append(os.Environ(), "DISABLE_AUTOUPDATER=1"), a.cacheEnv()...)
+	cmd.Env = append(append(os.Environ(), "DISABLE_AUTOUPDATER=1"), a.runEnv()...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s %s: %v: %s", path, strings.Join(a.VersionArgs, " "), err, tail(string(out), 500))

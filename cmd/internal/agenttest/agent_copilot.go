@@ -25,7 +25,7 @@ func (s *Server) CopilotEnv(home, model string, maxPrompt int, extra ...string) 
 		"COPILOT_PROVIDER_MAX_PROMPT_TOKENS="+itoa(maxPrompt),
 		"NO_COLOR=1",
 	)
-	env = append(env, CopilotCLI.cacheEnv()...)
+	env = append(env, CopilotCLI.runEnv()...)
 	return append(env, extra...)
 }
 

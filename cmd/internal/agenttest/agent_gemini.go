@@ -18,11 +18,9 @@ func (s *Server) GeminiEnv(home string, extra ...string) []string {
 	env := append(BaseEnv(home),
 		"GEMINI_API_KEY=agenttest-key",
 		"GOOGLE_GEMINI_BASE_URL="+s.URL(),
-		// One process: no relaunch with a bigger heap, whose child would
-		// outlive a killed parent.
-		"GEMINI_CLI_NO_RELAUNCH=1",
 		"NO_COLOR=1",
 	)
+	env = append(env, GeminiCLI.runEnv()...)
 	return append(env, extra...)
 }
 

@@ -1,6 +1,9 @@
 package agenttest
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Qwen Code, as it runs headless here (AGENTS.md): `qwen -p PROMPT
 // --auth-type openai --approval-mode yolo --output-format stream-json`
@@ -17,7 +20,17 @@ func (s *Server) QwenEnv(home, model string, extra ...string) []string {
 		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
 		"NO_COLOR=1",
 	)
+	env = append(env, QwenCode.runEnv()...)
 	return append(env, extra...)
+}
+
+// WriteQwenSettings writes home/.qwen/settings.json: no usage statistics
+// (Qwen Code sends them to its vendor by default: a name lookup and a
+// connection that go nowhere here). ledger's hooks go in after (`ledger
+// hooks install --agent qwen` edits the file).
+func WriteQwenSettings(home string) error {
+	return writeSettings(filepath.Join(home, ".qwen", "settings.json"),
+		map[string]any{"privacy": map[string]any{"usageStatisticsEnabled": false}})
 }
 
 // QwenCompressionDirective is the last user message of Qwen Code's

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/cmd/internal/agenttest"
 	"github.com/agentledger/ledger/store"
@@ -36,7 +37,9 @@ type streamLine struct {
 // returns the session id its output names; a failed run fails the test.
 func (r *agentRig) runCLI(name, path string, env, args []string) string {
 	r.t.Helper()
-	res := agenttest.Cmd{Path: path, Dir: r.proj, Env: env, Args: args}.Run(r.t)
+	// A Node program of tens of MB starting on a busy 2-core machine
+	// beside others: a generous deadline.
+	res := agenttest.Cmd{Path: path, Dir: r.proj, Env: env, Args: args, Timeout: 4 * time.Minute}.Run(r.t)
 	var session string
 	var failed bool
 	for _, l := range strings.Split(res.Stdout, "\n") {

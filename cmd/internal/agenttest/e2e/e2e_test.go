@@ -12,6 +12,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,7 +29,20 @@ import (
 // ledgerBin is the ledger binary the agents' hooks run, built once.
 var ledgerBin string
 
+// parallel is how many tests of this package run at once unless
+// -test.parallel says otherwise: each test spends its time waiting on an
+// agent's process (a Node program) and the model server, not in the test
+// binary, so the default (GOMAXPROCS, 2 on CI) would run ten tests of a
+// few runs each two at a time.
+const parallel = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", fmt.Sprint(parallel))
+	}
 	dir, err := os.MkdirTemp("", "ledger-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -124,10 +138,15 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 	}
 	r.srv = agenttest.NewServer(t, nil) // each test scripts its runs (SetScript)
 	t.Cleanup(r.keepHome)
+	// Gemini CLI's and Qwen Code's own settings first: ledger's install
+	// edits the file in place.
 	if slices.Contains(agents, "gemini") {
-		// Gemini CLI's own settings first: ledger's install edits the
-		// file in place.
 		if err := agenttest.WriteGeminiSettings(r.home); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Contains(agents, "qwen") {
+		if err := agenttest.WriteQwenSettings(r.home); err != nil {
 			t.Fatal(err)
 		}
 	}
