@@ -51,12 +51,14 @@ var (
 		VersionArgs: []string{"--version"}, Env: []string{"GEMINI_CLI_NO_RELAUNCH=1"}}
 	QwenCode = Agent{Name: "qwen", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen",
 		VersionArgs: []string{"--version"}, Env: []string{"QWEN_CODE_NO_RELAUNCH=true"}}
+	Pi = Agent{Name: "pi", Package: "@mariozechner/pi-coding-agent", Version: "0.73.1", Bin: "pi",
+		VersionArgs: []string{"--version"}}
 	CopilotCLI = Agent{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot",
 		VersionArgs: []string{"--version"}, CacheEnv: "XDG_CACHE_HOME"}
 )
 
 // Agents lists every pinned agent.
-func Agents() []Agent { return []Agent{ClaudeCode, Codex, GeminiCLI, QwenCode, CopilotCLI} }
+func Agents() []Agent { return []Agent{ClaudeCode, Codex, GeminiCLI, QwenCode, CopilotCLI, Pi} }
 
 // Environment variables the agent tests read.
 const (

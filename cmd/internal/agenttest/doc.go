@@ -1,5 +1,5 @@
 // Package agenttest runs real coding agents (Claude Code, Codex CLI,
-// Gemini CLI, Qwen Code, Copilot CLI) in tests, against a scripted model server of its own: the end-to-end tests
+// Gemini CLI, Qwen Code, Copilot CLI, Pi) in tests, against a scripted model server of its own: the end-to-end tests
 // (package e2e, below this one) install the pinned npm packages, give each
 // session a fake HOME with ledger's hooks installed, and assert on what
 // the hooks did, what the ledger holds, and what the model was sent. Only tests import
@@ -20,7 +20,8 @@
 //     token usage to report; a Script picks the Turn for a Request. Rules
 //     route side requests (a compaction: IsClaudeCompaction,
 //     IsCodexCompaction, IsGeminiCompression, IsQwenCompaction,
-//     IsCopilotCompaction; Gemini CLI's router: IsGeminiRouter) away from
+//     IsCopilotCompaction, IsPiCompaction; Gemini CLI's router:
+//     IsGeminiRouter) away from
 //     the Steps of the agent's own loop.
 //   - Agent (agent.go): the pinned npm packages, installed once into
 //     $LEDGER_AGENTS_DIR (default ledger/agents in the user's cache folder)
@@ -28,7 +29,8 @@
 //     LEDGER_REQUIRE_AGENTS=1 (CI). Cmd (run.go) runs one agent command
 //     with a clean environment and a timeout that kills its process group.
 //   - Per agent (agent_claude.go, agent_codex.go, agent_gemini.go,
-//     agent_qwen.go, agent_copilot.go): the environment or config file
+//     agent_qwen.go, agent_copilot.go, agent_pi.go): the environment or
+//     config file
 //     that points it at the Server, and how to tell its compaction
 //     request.
 //

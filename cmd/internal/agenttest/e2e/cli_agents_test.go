@@ -1,10 +1,10 @@
 package e2e
 
 // End-to-end tests of the agents whose hooks ledger writes in their own
-// settings.json: Gemini CLI, Qwen Code and Copilot CLI, each at its pinned
-// version, run headless against the scripted model server (Gemini API;
-// Chat Completions) through a tool call, a compaction and a resumed
-// session.
+// settings.json (Gemini CLI, Qwen Code, Copilot CLI) or as a plugin file
+// (Pi), each at its pinned version, run headless against the scripted
+// model server (Gemini API; Chat Completions) through a tool call, a
+// compaction and a resumed session.
 
 import (
 	"encoding/json"
@@ -31,6 +31,7 @@ type streamLine struct {
 	Status    string `json:"status"`     // Gemini CLI's result
 	IsError   bool   `json:"is_error"`   // Qwen Code's result
 	ExitCode  *int   `json:"exitCode"`   // Copilot CLI's result
+	ID        string `json:"id"`         // Pi's session header
 }
 
 // runCLI runs an agent's command in the project with env and args, and
@@ -49,6 +50,9 @@ func (r *agentRig) runCLI(name, path string, env, args []string) string {
 		}
 		if id := cmpOr(x.SessionID, x.Session); id != "" {
 			session = id
+		}
+		if x.Type == "session" && x.ID != "" {
+			session = x.ID
 		}
 		if x.Type == "result" {
 			failed = x.IsError || (x.Status != "" && x.Status != "success") || (x.ExitCode != nil && *x.ExitCode != 0)
@@ -99,6 +103,18 @@ func (r *agentRig) runCopilot(prompt string, args ...string) string {
 	r.t.Helper()
 	args = append(args, "-p", prompt, "--allow-all-tools", "--output-format", "json")
 	return r.runCLI("copilot", r.copilot, r.srv.CopilotEnv(r.home, "agenttest-model", copilotMaxPrompt), args)
+}
+
+// piWindow is the window of the model Pi is given: it compacts past
+// 15,000 tokens (the window less the 1,000 WritePiConfig reserves).
+const piWindow = 16_000
+
+// runPi runs `pi -p` with the prompts, one after the other (args before
+// them: "-c" continues).
+func (r *agentRig) runPi(prompts []string, args ...string) string {
+	r.t.Helper()
+	args = append(append(args, "-p", "--provider", agenttest.PiProvider, "--model", "agenttest-model", "--mode", "json"), prompts...)
+	return r.runCLI("pi", r.pi, r.srv.PiEnv(r.home), args)
 }
 
 // handoffsWritten are the receipts of ledger's PreCompact that wrote a
@@ -302,6 +318,63 @@ func TestAgentCopilot(t *testing.T) {
 	}
 	if c.HandoffID != nil {
 		r.resumeContextReached(before, *c.HandoffID)
+	}
+	r.checkReceipts(r.receipts())
+}
+
+// TestAgentPi: Pi 0.73.1 with ledger's extension: a session that writes a
+// file; continued with two prompts, the first reporting a context past
+// Pi's compaction point, so that Pi compacts before the second
+// (session_before_compact writes the handoff, session_compact completes
+// the record with Pi's summary), and the second's request carries
+// ledger's context with that handoff.
+func TestAgentPi(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"pi"})
+	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of piWindow
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		writeStep(r.proj, "b.txt", "b\n", past), textStep("b.txt is written.", past),
+		textStep("Carrying on from the handoff.", quiet),
+	), "The user asked for tides.md and b.txt; periwinkle."))
+	session := r.runPi([]string{"Write tides.md with a Tides heading"})
+	if _, err := os.Stat(filepath.Join(r.proj, "tides.md")); err != nil {
+		t.Error(err)
+	}
+	r.checkSession("pi", session, "write", "tides.md")
+
+	if s := r.runPi([]string{"Add b.txt", "Carry on"}, "-c"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	// Pi 0.73.1 may compact twice in a row at one point of the session
+	// (two compaction entries, the second's parent the first, each
+	// summarized by a request of its own): a record each, the first with
+	// the handoff ledger wrote once for that point.
+	n, next := compactionFollowers(r.srv, agenttest.IsPiCompaction)
+	if n == 0 {
+		t.Fatalf("Pi did not compact:\n%s", r.srv.Digest())
+	}
+	r.checkHandoffs(1)
+	rows := r.audit(session)
+	if len(rows) != n {
+		t.Fatalf("audit = %+v, want %d compactions (one per summary Pi asked for)", rows, n)
+	}
+	c := rows[0]
+	for i, row := range rows {
+		if row.Summary == 0 || row.PreTokens == nil || row.Trigger != "auto" {
+			t.Errorf("compaction %d = %+v, want Pi's summary and tokens before it", i+1, row)
+		}
+	}
+	if c.Source != "hook" || c.HandoffID == nil {
+		t.Fatalf("compaction 1 = %+v, want the hook's record with its handoff", c)
+	}
+	var hits []struct{}
+	r.ledgerJSON(&hits, "search", "periwinkle", "--kind", "compaction")
+	if len(hits) == 0 {
+		t.Errorf("search does not find Pi's compaction summary")
+	}
+	if after := next[n-1]; after == nil || !after.Contains(fmt.Sprintf("Handoff %d", *c.HandoffID)) {
+		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", *c.HandoffID, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
 }

@@ -105,6 +105,8 @@ type agentRig struct {
 	claude, codexBin string
 	// The commands of the agents that keep their hooks in settings.json.
 	gemini, qwen, copilot string
+	// The commands of the agents that take ledger's plugin file.
+	pi string
 }
 
 // newAgentRig makes the rig for the agents named ("claude", "codex"):
@@ -125,6 +127,8 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 			r.qwen = agenttest.QwenCode.Require(t)
 		case "copilot":
 			r.copilot = agenttest.CopilotCLI.Require(t)
+		case "pi":
+			r.pi = agenttest.Pi.Require(t)
 		}
 	}
 	r.proj = filepath.Join(r.home, "src", "tidepool")
@@ -154,6 +158,11 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 		args := append([]string{"hooks", "install", "--agent", a}, installArgs...)
 		if res := r.ledger(args...); res.code != 0 {
 			t.Fatalf("ledger %s: exit %d: %s", strings.Join(args, " "), res.code, res.stderr)
+		}
+	}
+	if slices.Contains(agents, "pi") {
+		if err := r.srv.WritePiConfig(r.home, "agenttest-model", piWindow); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if slices.Contains(agents, "codex") {
@@ -338,7 +347,7 @@ func (r *agentRig) audit(session string) []auditRow {
 // writeStep is a step that writes a file in the project with the agent's
 // own write tool, as the request offers it (Claude Code's Write, Codex's
 // apply_patch, Gemini CLI's and Qwen Code's write_file, Copilot CLI's
-// create), reporting usage.
+// create, Pi's write), reporting usage.
 func writeStep(proj, name, content string, u agenttest.Usage) func(*agenttest.Request) agenttest.Turn {
 	return func(req *agenttest.Request) agenttest.Turn {
 		switch {
@@ -346,6 +355,8 @@ func writeStep(proj, name, content string, u agenttest.Usage) func(*agenttest.Re
 			return agenttest.CallTool("Write", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
 		case req.HasTool("write_file"): // Gemini CLI, Qwen Code
 			return agenttest.CallTool("write_file", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
+		case req.HasTool("write"): // Pi
+			return agenttest.CallTool("write", map[string]any{"path": filepath.Join(proj, name), "content": content}).WithUsage(u)
 		case req.HasTool("create"): // Copilot CLI
 			return agenttest.CallTool("create", map[string]any{"path": filepath.Join(proj, name), "file_text": content}).WithUsage(u)
 		case req.HasTool("apply_patch"):
@@ -381,6 +392,7 @@ func compacting(steps *agenttest.Steps, summary string) agenttest.Script {
 		agenttest.Rule{Name: "gemini compression", When: agenttest.IsGeminiCompression, Then: agenttest.Always(agenttest.GeminiSnapshot(summary))},
 		agenttest.Rule{Name: "qwen compaction", When: agenttest.IsQwenCompaction, Then: agenttest.Always(agenttest.QwenSnapshot(summary))},
 		agenttest.Rule{Name: "copilot compaction", When: agenttest.IsCopilotCompaction, Then: agenttest.Always(agenttest.Text(summary))},
+		agenttest.Rule{Name: "pi compaction", When: agenttest.IsPiCompaction, Then: agenttest.Always(agenttest.Text("## Goal\n" + summary))},
 	)
 }
 
