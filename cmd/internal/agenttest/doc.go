@@ -30,9 +30,8 @@
 //     with a clean environment and a timeout that kills its process group.
 //   - Per agent (agent_claude.go, agent_codex.go, agent_gemini.go,
 //     agent_qwen.go, agent_copilot.go, agent_pi.go): the environment or
-//     config file
-//     that points it at the Server, and how to tell its compaction
-//     request.
+//     config file that points it at the Server, and how to tell its
+//     compaction request.
 //
 // # Wire protocols
 //
