@@ -284,8 +284,8 @@ func TestAgentQwen(t *testing.T) {
 // ledger's hooks: a session that writes a file; continued with a turn
 // whose prompt nears the provider's limit, so that Copilot CLI compacts
 // (preCompact writes the handoff, session.compaction_complete carries the
-// summary); continued again, the native sessionStart's context reaching
-// the model. (A `-p /compact` run compacts too, but Copilot CLI 1.0.102
+// summary, read at the latest by the next run's hooks); continued again,
+// the native sessionStart's context reaching the model. (A `-p /compact` run compacts too, but Copilot CLI 1.0.102
 // then waits 60 s for a turn that never comes before it exits, and runs
 // no hook after the compaction.)
 func TestAgentCopilot(t *testing.T) {
@@ -310,14 +310,21 @@ func TestAgentCopilot(t *testing.T) {
 		t.Fatalf("Copilot CLI asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
 	}
 	r.checkHandoffs(1)
-	c := r.auditOne(session, "bladderwrack")
+	// The compaction runs in the background while the turn goes on, and
+	// no hook runs after it: its summary (session.compaction_complete)
+	// may reach the ledger only at the next run's hooks.
+	rows := r.audit(session)
+	if len(rows) != 1 || rows[0].HandoffID == nil || rows[0].Source != "hook" {
+		t.Fatalf("audit = %+v, want the preCompact hook's record with its handoff", rows)
+	}
 
 	before := len(r.srv.Turns())
 	if s := r.runCopilot("Carry on", "--continue"); s != session {
 		t.Errorf("the continued run is session %s, want %s", s, session)
 	}
-	if c.HandoffID != nil {
-		r.resumeContextReached(before, *c.HandoffID)
+	r.resumeContextReached(before, *rows[0].HandoffID)
+	if c := r.auditOne(session, "bladderwrack"); c.HandoffID == nil || *c.HandoffID != *rows[0].HandoffID {
+		t.Errorf("compaction = %+v, want it completed with Copilot CLI's summary, its handoff kept", c)
 	}
 	r.checkReceipts(r.receipts())
 }
