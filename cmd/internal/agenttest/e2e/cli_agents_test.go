@@ -130,7 +130,8 @@ func handoffsWritten(all []store.HookReceipt) []store.HookReceipt {
 }
 
 // checkHandoffs asserts that n PreCompact receipts wrote a handoff, each
-// with the outcome ok.
+// with the outcome ok (or deferred: its row waited for the write lock,
+// held by another hook of the agent on a busy machine), never nothing.
 func (r *agentRig) checkHandoffs(n int) {
 	r.t.Helper()
 	written := handoffsWritten(r.receipts())
@@ -138,7 +139,7 @@ func (r *agentRig) checkHandoffs(n int) {
 		r.t.Errorf("%d PreCompact receipts wrote a handoff, want %d", len(written), n)
 	}
 	for _, x := range written {
-		if x.Outcome != store.OutcomeOK {
+		if x.Outcome != store.OutcomeOK && x.Outcome != store.OutcomeDeferred {
 			r.t.Errorf("PreCompact wrote a handoff, yet its outcome is %q: %s", x.Outcome, x.Detail)
 		}
 	}
