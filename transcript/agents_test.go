@@ -445,3 +445,46 @@ func TestReadAgentsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCopilotErrorShapes: an event's error is an object with a
+// message or a bare string (a compaction that failed); neither makes the
+// line malformed. Before, a failed compaction's string error skipped its
+// line as "malformed copilot record (error)".
+func TestReadCopilotErrorShapes(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		`{"type":"session.start","data":{"sessionId":"s"},"id":"e1","timestamp":"2026-11-26T10:00:00Z"}`,
+		`{"type":"user.message","data":{"content":"run it"},"id":"e2","timestamp":"2026-11-26T10:00:01Z"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":false,"error":{"message":"exit 1: boom","code":"failure"}},"id":"e3","timestamp":"2026-11-26T10:00:02Z"}`,
+		`{"type":"tool.execution_complete","data":{"toolCallId":"t2","success":false,"error":"permission denied"},"id":"e4","timestamp":"2026-11-26T10:00:03Z"}`,
+		`{"type":"session.compaction_complete","data":{"success":false,"error":"the model did not answer"},"id":"e5","timestamp":"2026-11-26T10:00:04Z"}`,
+		`{"type":"session.compaction_complete","data":{"success":true,"trigger":"auto","preCompactionTokens":9000,"summaryContent":"the work so far"},"id":"e6","timestamp":"2026-11-26T10:00:05Z"}`,
+	}
+	recs, res, _ := readBytes(t, FormatCopilot, []byte(strings.Join(lines, "\n")+"\n"))
+	if res.Skipped != 0 {
+		t.Fatalf("%d lines skipped: %+v", res.Skipped, res.Skips)
+	}
+	var errs []string
+	var bounds int
+	for _, r := range recs {
+		if r.Message != nil {
+			for _, b := range r.Message.Blocks {
+				if b.IsError {
+					errs = append(errs, b.Text)
+				}
+			}
+		}
+		if r.Boundary != nil {
+			bounds++
+			if r.Boundary.Summary != "the work so far" {
+				t.Errorf("compaction summary %q", r.Boundary.Summary)
+			}
+		}
+	}
+	if len(errs) != 2 || errs[0] != "exit 1: boom" || errs[1] != "permission denied" {
+		t.Errorf("tool errors %q, want both messages", errs)
+	}
+	if bounds != 1 {
+		t.Errorf("%d compactions, want 1 (the failed one is none)", bounds)
+	}
+}

@@ -102,14 +102,35 @@ type copilotData struct {
 	Result     *struct {
 		Content string `json:"content"`
 	} `json:"result"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *copilotError `json:"error"`
 	// session.compaction_complete
 	Trigger              string `json:"trigger"`
 	PreCompactionTokens  int64  `json:"preCompactionTokens"`
 	PostCompactionTokens int64  `json:"postCompactionTokens"`
 	SummaryContent       string `json:"summaryContent"`
+}
+
+// copilotError is an event's error: an object with a message (a tool's
+// failure), or a bare string (a compaction that failed, as Copilot CLI
+// writes some): either is read, never taken for a malformed record.
+type copilotError struct {
+	Message string
+}
+
+func (e *copilotError) UnmarshalJSON(b []byte) error {
+	var text string
+	if json.Unmarshal(b, &text) == nil {
+		e.Message = text
+		return nil
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return err
+	}
+	e.Message = obj.Message
+	return nil
 }
 
 // copilotUsed reports whether the reader uses events of type t.
