@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/term"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -28,7 +28,7 @@ type App struct {
 	// StdoutTTY and StderrTTY say that Stdout and Stderr are terminals:
 	// run sets them from the files, and tests set them to see what a
 	// terminal is shown. On a terminal what ledger prints goes through a
-	// termWriter (control characters shown escaped), search highlights
+	// term.Writer (control characters shown escaped), search highlights
 	// its hits, and ingest shows a progress bar.
 	StdoutTTY, StderrTTY bool
 	// rawStderr is Stderr as it was given, for ingest's progress bar, the
@@ -214,29 +214,23 @@ func exitCode(err error) int {
 // become one line on stderr: `ledger: <what went wrong>`.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Getwd: os.Getwd,
-		StdoutTTY: isTerminal(stdout), StderrTTY: isTerminal(stderr)}
+		StdoutTTY: term.IsTerminal(stdout), StderrTTY: term.IsTerminal(stderr)}
 	defer app.close()
 	return app.run(ctx, args)
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // run runs one command line with the app's streams and environment.
 func (app *App) run(ctx context.Context, args []string) int {
 	app.rawStderr = app.Stderr
 	if app.StdoutTTY {
-		t := &termWriter{w: app.Stdout}
+		t := term.NewWriter(app.Stdout)
 		app.Stdout = t
-		defer t.flush()
+		defer t.Flush()
 	}
 	if app.StderrTTY {
-		t := &termWriter{w: app.Stderr}
+		t := term.NewWriter(app.Stderr)
 		app.Stderr = t
-		defer t.flush()
+		defer t.Flush()
 	}
 	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)

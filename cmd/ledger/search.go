@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/term"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -134,7 +135,7 @@ func printHits(w io.Writer, hits []store.Hit, colour bool) {
 	}
 	start, end := "[", "]"
 	if colour {
-		start, end = highlight[0], highlight[1]
+		start, end = term.HighlightOn, term.HighlightOff
 	}
 	for _, h := range hits {
 		who := h.Kind
