@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,22 +17,84 @@ import (
 // command as a user runs it (exit codes, stdout/stderr, files).
 var ledgerBin string
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "ledger-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	ledgerBin = filepath.Join(dir, "ledger")
 	build := exec.Command("go", "build", "-o", ledgerBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build ledger:", err)
-		os.Exit(1)
+		return 1
+	}
+	trap, err := trapHome(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trap home:", err)
+		return 1
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	if left := homeWrites(trap); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the tests wrote in the HOME they inherited (without this guard, the developer's own): %s\n", strings.Join(left, ", "))
+		code = 1
+	}
+	return code
+}
+
+// trapHome gives this test process, and every process it starts with its
+// environment, a HOME and XDG folders of its own under dir, so that a test
+// that forgets to give a command a HOME, a --db or an environment can never
+// reach the developer's ledger, hook log or agents' settings; homeWrites
+// then tells that it did. Go's own folders stay where they are (a build in
+// a test must not start from an empty cache).
+func trapHome(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOENV").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env: %w", err)
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"} {
+		if i < len(vals) && vals[i] != "" {
+			os.Setenv(k, vals[i])
+		}
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return "", err
+	}
+	env := map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME": filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
+	for k, v := range env {
+		os.Setenv(k, v)
+	}
+	for _, k := range []string{"LEDGER_DB", "LEDGER_HOST", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
+		os.Unsetenv(k)
+	}
+	return home, nil
+}
+
+// homeWrites lists the files written under the trap HOME, but Go's
+// telemetry counters ($XDG_CONFIG_HOME/go) and caches.
+func homeWrites(home string) []string {
+	var left []string
+	filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(home, path)
+		switch {
+		case err != nil:
+			return nil
+		case rel == filepath.Join(".config", "go") || rel == ".cache":
+			return filepath.SkipDir
+		case !d.IsDir():
+			left = append(left, rel)
+		}
+		return nil
+	})
+	return left
 }
 
 type result struct {

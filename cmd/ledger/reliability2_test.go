@@ -156,7 +156,12 @@ func readOnlyWays(t *testing.T, dir string) map[string]func(args ...string) *exe
 	mount := func(args ...string) *exec.Cmd {
 		return exec.Command("unshare", append([]string{"-m", "sh", "-c", `mount --bind -o ro "$0" "$0" && exec "$@"`, dir, ledgerBin}, args...)...)
 	}
-	if err := mount("version").Run(); err == nil {
+	// The probe names the ledger and gives an environment, as every
+	// command a test runs must: a bare `version` opened the default
+	// ledger of the HOME the tests inherited (issue 29.14).
+	probe := mount("--db", filepath.Join(dir, "ledger.db"), "version")
+	probe.Env = binEnv(t.TempDir())
+	if err := probe.Run(); err == nil {
 		ways["read-only mount"] = mount
 	} else {
 		t.Logf("no read-only mount here (unshare: %v)", err)
