@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,6 +39,10 @@ type App struct {
 	// Getwd is the working folder: the default project of resume, and
 	// where hooks --scope project writes.
 	Getwd func() (string, error)
+	// Now is the clock (time.Now when nil): of handoffs, notes, records
+	// and receipts' log lines, and what --since and --until count back
+	// from. Tests fix it. (A hook's budget is kept on the real clock.)
+	Now func() time.Time
 
 	dbFlag     string
 	cpuProfile string
@@ -64,6 +69,14 @@ func (a *App) reads() { a.reader = true }
 func lessGC() (restore func()) {
 	old := debug.SetGCPercent(400)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// now is the app's clock.
+func (a *App) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
 }
 
 // DBPath is the database path: --db, else the environment's
@@ -124,7 +137,7 @@ func (a *App) home() (string, error) {
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
 		home, _ := a.home()
-		a.engine = engine.New(a.openStore, engine.Options{Home: home})
+		a.engine = engine.New(a.openStore, engine.Options{Home: home, Now: a.Now})
 	}
 	return a.engine
 }

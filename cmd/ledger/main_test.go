@@ -157,15 +157,35 @@ func runCmd(t *testing.T, home string, stdin string, args ...string) result {
 // ("" for the test's).
 func runCmdIn(t *testing.T, home, dir, stdin string, args ...string) result {
 	t.Helper()
-	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
-	var out, errb bytes.Buffer
-	app := &App{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Getwd: os.Getwd}
+	c := newCmd(home, stdin)
 	if dir != "" {
-		app.Getwd = func() (string, error) { return dir, nil }
+		c.app.Getwd = func() (string, error) { return dir, nil }
 	}
-	code := app.run(context.Background(), args)
-	app.close()
-	return result{out.String(), errb.String(), code}
+	return c.run(args...)
+}
+
+// cmdRun is a command line to run in-process, as runCmd does: its App,
+// whose clock, working folder or terminals a test may set first, and what
+// it printed.
+type cmdRun struct {
+	app       *App
+	out, errb bytes.Buffer
+}
+
+// newCmd is an App with buffers for its streams and the clean environment
+// runBin gives the binary.
+func newCmd(home, stdin string) *cmdRun {
+	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
+	c := &cmdRun{}
+	c.app = &App{Stdin: strings.NewReader(stdin), Stdout: &c.out, Stderr: &c.errb, Getenv: func(k string) string { return env[k] }, Getwd: os.Getwd}
+	return c
+}
+
+// run runs the command line, once.
+func (c *cmdRun) run(args ...string) result {
+	code := c.app.run(context.Background(), args)
+	c.app.close()
+	return result{c.out.String(), c.errb.String(), code}
 }
 
 func decodeJSON(t *testing.T, s string, v any) {

@@ -158,10 +158,19 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	git(t, repo, "worktree", "add", "-q", "-b", "other", wt)
 	db := filepath.Join(home, "ledger.db")
 
-	// The old session ran in the main checkout; a handoff was written there.
+	// The old session ran in the main checkout; a handoff was written
+	// there an hour ago, after the files were last written.
 	old := "11111111-2222-4333-8444-555555555555"
 	ingest(t, home, db, sampleInProject(t, home, repo, old))
-	if r := runCmd(t, home, "", "--db", db, "compact", old); r.code != 0 {
+	at := time.Now().Add(-time.Hour)
+	for _, f := range []string{"session_store.go", "clock.go", "session_store_test.go", "refresh_test.go"} {
+		if err := os.Chtimes(filepath.Join(repo, "pkg", "auth", f), at.Add(-time.Hour), at.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compact := newCmd(home, "")
+	compact.app.Now = func() time.Time { return at }
+	if r := compact.run("--db", db, "compact", old); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 
@@ -187,7 +196,6 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	}
 
 	// Now things move: a file changes on disk, a commit, another branch.
-	time.Sleep(1100 * time.Millisecond) // the handoff's time has one-second precision
 	os.WriteFile(filepath.Join(repo, "pkg", "auth", "clock.go"), []byte("package auth // changed\n"), 0o644)
 	git(t, repo, "checkout", "-q", "-b", "next")
 	git(t, repo, "commit", "-q", "-am", "change")

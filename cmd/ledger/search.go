@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,10 +102,10 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		req.Source = opts.Agent
 	}
 	var err error
-	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
+	if req.Since, err = parseTimeFlag("--since", opts.Since, app.now()); err != nil {
 		return err
 	}
-	if req.Until, err = parseTimeFlag("--until", opts.Until, time.Now()); err != nil {
+	if req.Until, err = parseTimeFlag("--until", opts.Until, app.now()); err != nil {
 		return err
 	}
 	res, err := app.Engine().Search(ctx, req)
