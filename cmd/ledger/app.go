@@ -43,6 +43,10 @@ type App struct {
 	// and receipts' log lines, and what --since and --until count back
 	// from. Tests fix it. (A hook's budget is kept on the real clock.)
 	Now func() time.Time
+	// Executable is the path of the ledger binary, written into the hooks,
+	// MCP servers and commands ledger gives an agent (os.Executable when
+	// nil). Tests that run commands in-process give the built binary.
+	Executable func() (string, error)
 
 	dbFlag     string
 	cpuProfile string
@@ -77,6 +81,14 @@ func (a *App) now() time.Time {
 		return a.Now()
 	}
 	return time.Now()
+}
+
+// executable is the ledger binary's path.
+func (a *App) executable() (string, error) {
+	if a.Executable != nil {
+		return a.Executable()
+	}
+	return os.Executable()
 }
 
 // DBPath is the database path: --db, else the environment's

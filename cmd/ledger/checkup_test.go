@@ -37,7 +37,7 @@ type checkupJSON struct {
 
 func doctorJSON(t *testing.T, home, db string) checkupJSON {
 	t.Helper()
-	r := runBin(t, home, "", "--db", db, "doctor", "--json")
+	r := runCmd(t, home, "", "--db", db, "doctor", "--json")
 	if r.code != 0 {
 		t.Fatalf("doctor: exit %d, %s", r.code, r.stderr)
 	}
@@ -72,7 +72,7 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 		t.Errorf("codex transcripts found: %+v", c.Transcripts[1])
 	}
 
-	if r := runBin(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	codex := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ledger hook codex stop"}]}],
@@ -82,10 +82,10 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := hookJSON(t, map[string]any{"session_id": id, "transcript_path": path, "cwd": project, "hook_event_name": "Stop"})
-	if r := runBin(t, home, in, "--db", db, "hook"); r.code != 0 {
+	if r := runCmd(t, home, in, "--db", db, "hook"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	if r := runBin(t, home, "", "--db", db, "pause", "--project", filepath.Join(home, "client")); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "pause", "--project", filepath.Join(home, "client")); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 
@@ -109,7 +109,7 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 	if c.FTSSegments["messages_fts"] < 1 || c.Bytes == 0 || c.Integrity != "ok" {
 		t.Errorf("segments %v, bytes %d", c.FTSSegments, c.Bytes)
 	}
-	r := runBin(t, home, "", "--db", db, "doctor")
+	r := runCmd(t, home, "", "--db", db, "doctor")
 	for _, want := range []string{"full-text segments: compactions", "hooks (claude): ", "running this binary",
 		"(not this binary)", "last Stop hook: ", "all ingested", home + "/client (paused)"} {
 		if !strings.Contains(r.stdout, want) {

@@ -31,7 +31,7 @@ type auditRow struct {
 
 func auditRows(t *testing.T, home, db string) []auditRow {
 	t.Helper()
-	r := runBin(t, home, "", "--db", db, "audit", "--json")
+	r := runCmd(t, home, "", "--db", db, "audit", "--json")
 	if r.code != 0 {
 		t.Fatalf("audit: %s", r.stderr)
 	}
@@ -195,7 +195,7 @@ func TestHookFailsOpen(t *testing.T) {
 				args = append([]string{"--db", db}, args...)
 			}
 			start := time.Now()
-			r := runBin(t, home, tc.stdin, append(args, "hook")...)
+			r := runCmd(t, home, tc.stdin, append(args, "hook")...)
 			took := time.Since(start)
 			if r.code != 0 {
 				t.Errorf("exit %d, want 0 (stderr %q)", r.code, r.stderr)
@@ -214,22 +214,35 @@ func TestHookFailsOpen(t *testing.T) {
 		})
 	}
 	// Events ledger does not handle: nothing at all.
-	r := runBin(t, home, `{"hook_event_name":"Notification","message":"hi"}`, "--db", db, "hook")
+	r := runCmd(t, home, `{"hook_event_name":"Notification","message":"hi"}`, "--db", db, "hook")
 	if r.code != 0 || r.stdout != "" || r.stderr != "" {
 		t.Errorf("Notification: %+v", r)
 	}
 }
 
+// TestHookPostToolUseThresholds: PostToolUse suggests a handoff once per
+// threshold passed (50, 100 and 150 tool calls), then stays silent.
 func TestHookPostToolUseThresholds(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	// ae4a77f8 makes 242 tool calls: the 50, 100 and 150 marks have passed.
 	path := filepath.Join(corpusDir(t), "claude", "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	in := hookJSON(t, map[string]any{"session_id": "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "transcript_path": path,
 		"cwd": "/x", "hook_event_name": "PostToolUse", "tool_name": "Bash"})
+	// Ingested first: the thresholds are the test's, not how much of the
+	// transcript a loaded machine reads within PostToolUse's 1 s budget.
+	ingest(t, home, db, path)
 	var said []string
-	for range 4 {
-		r := runBin(t, home, in, "--db", db, "hook")
+	for runs, tries := 0, 0; runs < 4; tries++ {
+		r := runCmd(t, home, in, "--db", db, "hook")
+		if r.code == 0 && strings.Contains(r.stderr, "budget of 1s spent") && tries < 20 {
+			// The machine was too busy for the hook's budget: it did
+			// nothing, said so, and the next event does it.
+			t.Logf("run %d: %s", tries+1, strings.TrimSpace(r.stderr))
+			continue
+		}
+		runs++
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}

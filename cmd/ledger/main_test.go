@@ -165,19 +165,25 @@ func runCmdIn(t *testing.T, home, dir, stdin string, args ...string) result {
 }
 
 // cmdRun is a command line to run in-process, as runCmd does: its App,
-// whose clock, working folder or terminals a test may set first, and what
-// it printed.
+// whose clock, working folder or terminals a test may set first, its
+// environment, and what it printed.
 type cmdRun struct {
 	app       *App
+	env       map[string]string
 	out, errb bytes.Buffer
 }
 
 // newCmd is an App with buffers for its streams and the clean environment
-// runBin gives the binary.
-func newCmd(home, stdin string) *cmdRun {
-	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
-	c := &cmdRun{}
-	c.app = &App{Stdin: strings.NewReader(stdin), Stdout: &c.out, Stderr: &c.errb, Getenv: func(k string) string { return env[k] }, Getwd: os.Getwd}
+// runBin gives the binary, plus env ("KEY=value"). The binary it names in
+// what it writes for agents (hooks, commands) is the built one.
+func newCmd(home, stdin string, env ...string) *cmdRun {
+	c := &cmdRun{env: map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.env[k] = v
+	}
+	c.app = &App{Stdin: strings.NewReader(stdin), Stdout: &c.out, Stderr: &c.errb, Getenv: func(k string) string { return c.env[k] },
+		Getwd: os.Getwd, Executable: func() (string, error) { return ledgerBin, nil }}
 	return c
 }
 

@@ -53,7 +53,7 @@ func TestServeRefusals(t *testing.T) {
 func TestServeBinary(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	if r := runBin(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}
 	before, _ := os.ReadFile(db)
