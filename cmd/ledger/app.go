@@ -270,6 +270,11 @@ func (app *App) run(ctx context.Context, args []string) int {
 	}
 	if err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+		if ctx.Err() != nil && !strings.Contains(msg, "interrupted") {
+			// Ctrl-C or SIGTERM, wherever the command was (opening the
+			// ledger, say): that is what the user needs to read first.
+			msg = "interrupted: " + msg
+		}
 		fmt.Fprintf(stderr, "ledger: %s\n", msg)
 	}
 	return exitCode(err)
