@@ -50,6 +50,7 @@ func doctorJSON(t *testing.T, home, db string) checkupJSON {
 // Codex hooks.json running another), the last receipt of each event, the
 // transcripts not yet ingested, the projects kept out, the FTS segments.
 func TestDoctorChecksTheSetUp(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "src", "payments")

@@ -121,6 +121,7 @@ func hooksLog(t *testing.T, home, db string, args ...string) []map[string]any {
 // user's own and uninstalls them: the file comes back byte for byte; a
 // hooks.json install created is removed again.
 func TestCodexHooksInstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".codex", "hooks.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -217,6 +218,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 // resume injects the context in a shape Codex accepts, and each run leaves
 // a receipt that `hooks log` shows.
 func TestCodexHookEvents(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	path := codexRollout(t, home)
@@ -300,6 +302,7 @@ func TestCodexHookEvents(t *testing.T) {
 // limit or a turn a Stop hook already continued; each decision is a
 // receipt.
 func TestClearModeStop(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name      string
 		edits     []string
@@ -379,6 +382,7 @@ func TestClearModeStop(t *testing.T) {
 // compaction (exit 2) once; the second attempt for the same crossing
 // passes, and a headless run (claude -p) or a subagent is never blocked.
 func TestClearModePreCompactSafe(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
 	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
 	in := func(path string, extra map[string]any) string {
@@ -425,6 +429,7 @@ func TestClearModePreCompactSafe(t *testing.T) {
 // resume. Every run exits 0 with output Codex accepts; a compaction ends
 // as one record, written by the hook and completed from the rollout.
 func TestCodexHooksOnCorpus(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "codex", "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no Codex rollouts in the corpus")

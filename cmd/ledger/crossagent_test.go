@@ -15,6 +15,7 @@ import (
 // tools, carries the task list (fenced: its items are recorded data) as a
 // plan in order, and holds the fenced resume context; handoff --to prints a command line that runs.
 func TestCrossAgentResume(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	claude := filepath.Join("..", "..", "testdata", "handoff", "claude-tasks", "transcript.jsonl")
@@ -91,6 +92,7 @@ func TestCrossAgentResume(t *testing.T) {
 // agent's work is for --startup or resume), nor is a project ledger has not
 // seen.
 func TestSessionStartOffersOtherAgentsHandoff(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	path := codexRollout(t, home)

@@ -45,6 +45,7 @@ func auditRows(t *testing.T, home, db string) []auditRow {
 // 1286): PreCompact before the compaction reaches the transcript, then the
 // transcript's own boundary, then the session's next start.
 func TestHookEndToEnd(t *testing.T) {
+	t.Parallel()
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
 	src := filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl")
 	lines := splitLines(t, src)
@@ -172,6 +173,7 @@ func TestHookEndToEnd(t *testing.T) {
 // TestHookFailsOpen: whatever goes wrong, exit 0, one warning line, the
 // same line in the hook log, and quickly.
 func TestHookFailsOpen(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	os.WriteFile(notDir, []byte("x"), 0o600)
@@ -266,6 +268,7 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 // /compact: one handoff and one compaction record, whoever wins. (The check
 // for an earlier record and the write are one immediate transaction.)
 func TestConcurrentPreCompactOneRecord(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "payments")

@@ -47,6 +47,7 @@ func hookCommands(settings map[string]any, event string) []string {
 }
 
 func TestHooksInstallUninstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -126,6 +127,7 @@ func TestHooksInstallUninstallRoundTrip(t *testing.T) {
 }
 
 func TestHooksInstallFreshAndBadSettings(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
 	r := runCmd(t, home, "", "hooks", "install")

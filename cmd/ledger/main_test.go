@@ -14,7 +14,8 @@ import (
 )
 
 // ledgerBin is the real binary, built once for the tests that exercise the
-// command as a user runs it (exit codes, stdout/stderr, files).
+// command as a user runs it (exit codes, stdout/stderr, files), or
+// $LEDGER_TEST_BIN (a test's helper process is given its parent's).
 var ledgerBin string
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
@@ -26,12 +27,14 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ledgerBin = filepath.Join(dir, "ledger")
-	build := exec.Command("go", "build", "-o", ledgerBin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ledger:", err)
-		return 1
+	if ledgerBin = os.Getenv("LEDGER_TEST_BIN"); ledgerBin == "" {
+		ledgerBin = filepath.Join(dir, "ledger")
+		build := exec.Command("go", "build", "-o", ledgerBin, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build ledger:", err)
+			return 1
+		}
 	}
 	trap, err := trapHome(dir)
 	if err != nil {
@@ -202,6 +205,7 @@ func decodeJSON(t *testing.T, s string, v any) {
 }
 
 func TestInitJSON(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "x", "ledger.db")
 	r := runCmd(t, home, "", "--db", db, "init", "--json")
@@ -231,6 +235,7 @@ func TestInitJSON(t *testing.T) {
 }
 
 func TestDatabasePathResolution(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	tests := []struct {
 		name string
@@ -263,6 +268,7 @@ func TestDatabasePathResolution(t *testing.T) {
 }
 
 func TestVersionJSON(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "version", "--json")
 	if r.code != 0 {
@@ -281,6 +287,7 @@ func TestVersionJSON(t *testing.T) {
 }
 
 func TestExitCodesAndErrors(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	if err := os.WriteFile(notDir, []byte("x"), 0o600); err != nil {
@@ -314,6 +321,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 }
 
 func TestHelpTouchesNothing(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	r := runCmd(t, home, "", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "clear, don't compact") {

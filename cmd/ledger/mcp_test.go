@@ -92,6 +92,7 @@ func (c *mcpClient) ok(name string, args map[string]any, out any) string {
 // cursor, a bad argument, a missing session, and calls made while another
 // `ledger ingest` process writes.
 func TestMCPEndToEnd(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -240,6 +241,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 // TestMCPFlags: a cap too small is a usage error.
 func TestMCPFlags(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "mcp", "--max-chars", "10"); r.code != 2 || !strings.Contains(r.stderr, "--max-chars 10") {
 		t.Errorf("--max-chars 10: exit %d %q", r.code, r.stderr)
@@ -250,6 +252,7 @@ func TestMCPFlags(t *testing.T) {
 // configuration, pointing at this binary; uninstall gives the user's file
 // back byte for byte (a file install created is removed).
 func TestMCPInstall(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, err := filepath.EvalSymlinks(ledgerBin)
 	if err != nil {

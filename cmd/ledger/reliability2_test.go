@@ -76,6 +76,7 @@ func watchPeak(t *testing.T, p *proc) func() int64 {
 // and the message keeps the output's start and end around a marker that
 // gives its size.
 func TestLongLineBoundedMemory(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	const session = "4a4a4a4a-0000-4000-8000-000000000050"
@@ -174,6 +175,7 @@ func readOnlyWays(t *testing.T, dir string) map[string]func(args ...string) *exe
 // without a writer's WAL beside it; a command that writes says so in one
 // line.
 func TestReadOnlyLedger(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, "data")
 	db := filepath.Join(dir, "ledger.db")
@@ -273,6 +275,7 @@ func forgetMarkers(n int) []string {
 // is anywhere in the database file or its WAL, read as raw bytes; the
 // other session is whole, and the ledger is healthy.
 func TestForgetLeavesNoBytes(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	const gone, kept = "f0f0f0f0-0000-4000-8000-000000000001", "c0c0c0c0-0000-4000-8000-000000000002"
@@ -400,6 +403,7 @@ const slack = 3 * time.Second
 // a hook's transcript_path, is skipped at once and said so in one line;
 // before, opening it blocked forever and SIGTERM did not help.
 func TestNonRegularFilesNeverHang(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	fifo := filepath.Join(home, "pipe.jsonl")
@@ -430,6 +434,7 @@ func TestNonRegularFilesNeverHang(t *testing.T) {
 // between transactions, also while it waits for another process's write
 // lock, and a hook whose stdin never ends; the ledger is left whole.
 func TestSignalsStopCleanly(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	if r := runBin(t, home, "", "--db", db, "init"); r.code != 0 {
@@ -560,6 +565,7 @@ func (l *writeLock) release() {
 // to read in the budget (read in part, the rest left for the next event).
 // Memory stays small.
 func TestHookDeadlineWhateverItReads(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	sparse := filepath.Join(home, "zeros.jsonl")
@@ -659,6 +665,7 @@ func receiptLines(t *testing.T, home string) []store.HookReceipt {
 // lock is released, the next hook stores what was left: the new lines,
 // the handoff's row and compaction record, and its receipt in the ledger.
 func TestHookBudgetsWhileLocked(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "src", "payments")

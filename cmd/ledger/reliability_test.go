@@ -281,6 +281,7 @@ func sessionUUID(n, kind int) string { return fmt.Sprintf("%08x-0000-4000-8000-%
 // Three rounds: a new database raced to by every process, then the same
 // files grown and ingested again.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs many processes")
 	}
@@ -383,6 +384,7 @@ func TestConcurrentWriters(t *testing.T) {
 // FTS5's integrity checks; a second run must then land exactly what a clean
 // ingest lands, with no duplicates.
 func TestKillDuringIngest(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("ingests tens of megabytes several times")
 	}
@@ -543,6 +545,7 @@ func (w *watch) close() {
 // created without an explicit owner-only mode shows up, then walks the
 // temp HOME: nothing may be readable or writable by group or others.
 func TestOwnerOnlyFiles(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir() // before the umask: its folders are the testing package's
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
@@ -631,6 +634,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 // skipped and reported (or repaired), nothing is fatal, and a last line
 // still being written waits for the next run.
 func TestIngestBadLines(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	session := sessionUUID(5, 5)
@@ -713,6 +717,7 @@ func slicesEqual(a, b []string) bool {
 // README's table, each with the warning it gets: `ledger hook` exits 0
 // with one warning line on stderr and the same line in the hook log.
 func TestHookBadInput(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	appendFile(t, notDir, []byte("x"))

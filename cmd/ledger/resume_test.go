@@ -69,6 +69,7 @@ func gitRepo(t *testing.T, dir string) {
 }
 
 func TestResumeBudgetEverySize(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -126,6 +127,7 @@ func firstWords(s string, n int) string {
 }
 
 func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, filepath.Join(corpusDir(t), "claude"))
@@ -151,6 +153,7 @@ func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
 }
 
 func TestResumeClearSessionAndStaleness(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	repo := filepath.Join(home, "src", "payments")
 	gitRepo(t, repo)
@@ -212,6 +215,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 }
 
 func TestResumeUsageAndNotFound(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))

@@ -30,6 +30,7 @@ func runStatus(t testing.TB, home, stdin string, env []string, args ...string) r
 // status-line JSON of today, of a session's start and of an old version,
 // with the auto-compaction settings, and on input it cannot read.
 func TestStatuslineOnClaudeInput(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, c := range []struct {
 		name, input string
@@ -68,6 +69,7 @@ func TestStatuslineOnClaudeInput(t *testing.T) {
 // TestStatuslineHandoffAge: once the session has a handoff, the line
 // shows its age and the handoff is no longer due.
 func TestStatuslineHandoffAge(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
@@ -92,6 +94,7 @@ func TestStatuslineHandoffAge(t *testing.T) {
 // chaining the one the user had, and uninstall gives settings.json back
 // byte for byte.
 func TestHooksInstallStatusline(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
