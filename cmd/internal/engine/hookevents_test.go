@@ -260,3 +260,33 @@ func TestHookSessionStartSources(t *testing.T) {
 		})
 	}
 }
+
+// TestHookPreCompactNothingReadInTime: a PreCompact whose budget for
+// reading ran out before it read a line of a session the ledger has not
+// seen (a loaded machine, a slow disk) still writes the handoff, from the
+// transcript's lines it drafts from: its file at once, its row pending
+// until the session is ingested. Inserting it at once failed on the
+// missing session row (FOREIGN KEY), and the handoff was lost.
+func TestHookPreCompactNothingReadInTime(t *testing.T) {
+	t.Parallel()
+	e, s, home := hookEngine(t)
+	path, _ := sampleTranscript(t, home)
+	in := map[string]any{"session_id": sampleID, "transcript_path": path, "cwd": "/home/dev/src/payments",
+		"hook_event_name": "PreCompact", "trigger": "auto"}
+	r := eventBy(t, e, HookOptions{}, clocksAt(time.Now().Add(-time.Second)), in)
+	if r.err != nil || r.outcome != store.OutcomeDeferred || !strings.Contains(r.detail, "wait for the write lock") {
+		t.Fatalf("PreCompact with nothing read: %+v", r)
+	}
+	if files, _ := filepath.Glob(filepath.Join(HandoffsDir(s.Path(), "/home/dev/src/payments"), sampleID, "*.md")); len(files) != 1 {
+		t.Fatalf("handoff files %v, want one", files)
+	}
+	// The next event reads the transcript, and stores the handoff.
+	delete(in, "trigger")
+	in["hook_event_name"] = "Stop"
+	if r := event(t, e, HookOptions{}, in); r.err != nil {
+		t.Fatalf("Stop: %+v", r)
+	}
+	if hs, err := s.Handoffs(context.Background(), sampleID, 0); err != nil || len(hs) != 1 {
+		t.Errorf("handoffs %+v (%v), want the deferred one stored", hs, err)
+	}
+}
