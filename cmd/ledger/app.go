@@ -59,6 +59,9 @@ type App struct {
 	// do their reading part when they cannot (a hook: SessionStart injects
 	// context from a ledger it cannot write).
 	readFallback bool
+	// hookTimeScale is the engine's HookTimeScale: a test's, never a
+	// user's (0: the budgets as promised).
+	hookTimeScale float64
 }
 
 // reads says the command only reads the ledger.
@@ -149,7 +152,7 @@ func (a *App) home() (string, error) {
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
 		home, _ := a.home()
-		a.engine = engine.New(a.openStore, engine.Options{Home: home, Now: a.Now})
+		a.engine = engine.New(a.openStore, engine.Options{Home: home, Now: a.Now, HookTimeScale: a.hookTimeScale})
 	}
 	return a.engine
 }

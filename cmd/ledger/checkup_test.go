@@ -83,8 +83,17 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := hookJSON(t, map[string]any{"session_id": id, "transcript_path": path, "cwd": project, "hook_event_name": "Stop"})
-	if r := runCmd(t, home, in, "--db", db, "hook"); r.code != 0 {
-		t.Fatal(r.stderr)
+	for tries := 1; ; tries++ {
+		if r := runCmd(t, home, in, "--db", db, "hook"); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		// A machine too busy for Stop's 1 s budget defers the new lines
+		// to the next event, and says so in the receipt: run the next.
+		rs := doctorJSON(t, home, db).Receipts
+		if len(rs) != 1 || rs[0].Outcome != "deferred" || tries == 10 {
+			break
+		}
+		t.Logf("Stop %d: %+v", tries, rs)
 	}
 	if r := runCmd(t, home, "", "--db", db, "pause", "--project", filepath.Join(home, "client")); r.code != 0 {
 		t.Fatal(r.stderr)

@@ -206,7 +206,11 @@ func TestHookFailsOpen(t *testing.T) {
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "ledger: warning: ") {
 				t.Errorf("stderr = %q, want one warning line", r.stderr)
 			}
-			if took > 3*time.Second {
+			// Each event's budget is the binary's to keep (see
+			// TestHookBudgetsWhileLocked); here, only that failing
+			// never hangs: a bound well past what a loaded machine
+			// takes (3 s seen at a load of 18 under -race).
+			if took > 10*time.Second {
 				t.Errorf("took %v", took)
 			}
 			log, err := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log"))
@@ -238,7 +242,7 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 	var said []string
 	for runs, tries := 0, 0; runs < 4; tries++ {
 		r := runCmd(t, home, in, "--db", db, "hook")
-		if r.code == 0 && strings.Contains(r.stderr, "budget of 1s spent") && tries < 20 {
+		if r.code == 0 && strings.Contains(r.stderr, "budget of ") && tries < 20 {
 			// The machine was too busy for the hook's budget: it did
 			// nothing, said so, and the next event does it.
 			t.Logf("run %d: %s", tries+1, strings.TrimSpace(r.stderr))

@@ -54,6 +54,11 @@ func TestRunHookBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, s, home := hookEngine(t)
+			// What the run does with its input is the subject, not how
+			// fast a loaded machine reads 4 MB and writes a receipt:
+			// the wait for the input (and so the receipt's deadline)
+			// is a minute.
+			e.hookScale = 60
 			run := e.RunHook(context.Background(), strings.NewReader(tc.stdin), HookOptions{})
 			if run.Output != nil || run.Err != nil || !strings.Contains(run.Warning, tc.warning) {
 				t.Errorf("run = %+v, want only a warning with %q", run, tc.warning)
@@ -127,11 +132,16 @@ func TestRunHookReceiptWhileLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Rollback()
+	start := time.Now()
 	run := e.RunHook(context.Background(), strings.NewReader(`{"hook_event_name":"Stop","session_id":"x"}`), HookOptions{})
+	took := time.Since(start)
 	if run.Receipt.Outcome != store.OutcomeFailed || !strings.Contains(hookLogOf(t, home), ` receipt {"`) {
 		t.Errorf("run %+v; hook log %q: want the receipt in the log", run, hookLogOf(t, home))
 	}
-	if ms := time.Duration(run.Receipt.MS) * time.Millisecond; ms > time.Second {
-		t.Errorf("the run took %v of Stop's 1 s budget", ms)
+	// A receipt that waited for the lock as other writes do would wait
+	// SQLite's busy timeout (5 s), whatever the machine's load; the run's
+	// own budget is 1 s, and a loaded machine may add to it.
+	if took >= 5*time.Second {
+		t.Errorf("the run took %v: its receipt waited for the lock", took)
 	}
 }
