@@ -59,8 +59,9 @@ type App struct {
 	// do their reading part when they cannot (a hook: SessionStart injects
 	// context from a ledger it cannot write).
 	readFallback bool
-	// hookTimeScale is the engine's HookTimeScale: a test's, never a
-	// user's (0: the budgets as promised).
+	// hookTimeScale is the engine's HookTimeScale, and multiplies the
+	// status line's waits: a test's, never a user's (0: the budgets as
+	// promised).
 	hookTimeScale float64
 }
 
@@ -84,6 +85,14 @@ func (a *App) now() time.Time {
 		return a.Now()
 	}
 	return time.Now()
+}
+
+// scaled is d, a hook's or the status line's wait, times hookTimeScale.
+func (a *App) scaled(d time.Duration) time.Duration {
+	if a.hookTimeScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * a.hookTimeScale)
 }
 
 // executable is the ledger binary's path.

@@ -187,11 +187,11 @@ func newCmd(home, stdin string, env ...string) *cmdRun {
 	}
 	c.app = &App{Stdin: strings.NewReader(stdin), Stdout: &c.out, Stderr: &c.errb, Getenv: func(k string) string { return c.env[k] },
 		Getwd: os.Getwd, Executable: func() (string, error) { return ledgerBin, nil },
-		// In-process, a hook runs under the race detector and beside
-		// the other tests on a loaded machine, many times slower than
-		// the built binary a user runs: its budgets are ten times the
-		// promised ones, so that what a test proves is what the hook
-		// does. The budgets themselves are the binary's tests
+		// In-process, a hook or the status line runs under the race
+		// detector and beside the other tests on a loaded machine, many
+		// times slower than the built binary a user runs: its budgets
+		// and waits are ten times the promised ones, so that what a
+		// test proves is what it does. The budgets themselves are the binary's tests
 		// (TestHookBudgetsWhileLocked, TestNonRegularFilesNeverHang...).
 		hookTimeScale: 10}
 	return c
