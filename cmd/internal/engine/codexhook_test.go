@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/store"
+)
+
+const codexHookSession = "019e5a10-7c2b-7d41-9a8e-3f6b2c1d0e9a"
+
+// codexHookInput is Codex's hook input name (testdata/codex-hooks) for
+// the rollout at path.
+func codexHookInput(t *testing.T, name, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "codex-hooks", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["transcript_path"], m["cwd"] = path, "/home/dev/src/shop"
+	b, err = json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCodexHookEventsInProcess runs Codex's hooks over a rollout through
+// RunHook, as `ledger hook --agent codex` does: Stop ingests, PreCompact
+// writes the handoff and the record, PostCompact's compacted line
+// completes it, SessionStart resume injects the context in Codex's shape,
+// an ephemeral session (no transcript) is quietly nothing, and each
+// receipt says it is Codex's. A test engine's budgets are sixty times the
+// promised ones: what the hooks do is the subject here.
+func TestCodexHookEventsInProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, s, home := hookEngine(t)
+	e.hookScale = 60
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "codex-hooks", "rollout-turn1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(home, ".codex", "sessions", "2026", "11", "20", "rollout-2026-11-20T10-00-00-"+codexHookSession+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := HookOptions{Agent: "codex"}
+	run := func(name string) HookRun {
+		t.Helper()
+		r := e.RunHook(ctx, strings.NewReader(codexHookInput(t, name, path)), o)
+		if r.Err != nil || r.Warning != "" || !strings.HasPrefix(r.Receipt.Detail, "codex: ") {
+			t.Fatalf("%s: %+v", name, r)
+		}
+		return r
+	}
+	if r := run("session-start-startup"); r.Output != nil {
+		t.Errorf("SessionStart startup: %+v, want nothing without Startup", r.Output)
+	}
+	if r := run("stop"); r.Output != nil || r.Receipt.Outcome != store.OutcomeOK {
+		t.Errorf("Stop: %+v", r)
+	}
+	if sess, err := s.Session(ctx, codexHookSession); err != nil || sess.Messages == 0 || sess.Source != "codex" {
+		t.Fatalf("after Stop: %+v, %v", sess, err)
+	}
+	if r := run("pre-compact"); r.Output != nil {
+		t.Errorf("PreCompact printed %+v", r.Output)
+	}
+	recs, err := s.Compactions(ctx, store.CompactionFilter{SessionID: codexHookSession})
+	if err != nil || len(recs) != 1 || !recs[0].HandoffID.Valid || recs[0].Source != "hook" {
+		t.Fatalf("after PreCompact: %+v, %v; want one hook record with a handoff", recs, err)
+	}
+	comp, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "codex-hooks", "rollout-compacted.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(comp)
+	f.Close()
+	run("post-compact")
+	recs, err = s.Compactions(ctx, store.CompactionFilter{SessionID: codexHookSession})
+	if err != nil || len(recs) != 1 || recs[0].PreTokens.Int64 != 225000 {
+		t.Errorf("after PostCompact: %+v, %v; want the one record completed (225000 pre-tokens)", recs, err)
+	}
+	r := run("session-start-resume")
+	out, err := json.Marshal(r.Output)
+	if err != nil || !strings.Contains(string(out), `"hookEventName":"SessionStart"`) || !strings.Contains(string(out), "rounding") {
+		t.Errorf("SessionStart resume: %s, want the resume context for Codex", out)
+	}
+	if r := run("session-end"); r.Output != nil {
+		t.Errorf("SessionEnd printed %+v", r.Output)
+	}
+	eph := strings.Replace(codexHookInput(t, "stop", path), `"transcript_path":"`+path+`"`, `"transcript_path":null`, 1)
+	if r := e.RunHook(ctx, strings.NewReader(eph), o); r.Output != nil || r.Warning != "" || r.Receipt.Outcome != store.OutcomeNothing || !strings.Contains(r.Receipt.Detail, "ephemeral") {
+		t.Errorf("an ephemeral session's Stop: %+v", r)
+	}
+}
+
+// TestCrossAgentInProcess: a Claude Code session resumed for Codex names
+// Claude's tools in Codex's and fences the task list; for Claude, no
+// mapping; an agent ledger does not know is refused. A brand-new Codex
+// session in the same project is offered the Claude session's handoff.
+func TestCrossAgentInProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	e.hookScale = 60
+	ingestSample(t, e, home)
+	if _, err := e.WriteHandoff(ctx, sampleID, HandoffRequest{Trigger: "manual", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := e.CrossResume(ctx, ResumeRequest{Session: sampleID[:8], Budget: 2000}, "codex")
+	if err != nil || cr.From != "claude" || cr.To != "codex" || !strings.Contains(cr.Prompt, "Carry on the work of a Claude Code session") ||
+		!strings.Contains(cr.Prompt, "other names here") || !strings.Contains(cr.Prompt, "Its handoff (written ") {
+		t.Fatalf("resume --for codex: %v\n%s", err, cr.Prompt)
+	}
+	if same, err := e.CrossResume(ctx, ResumeRequest{Session: sampleID, Budget: 2000}, "claude"); err != nil || strings.Contains(same.Prompt, "other names") {
+		t.Errorf("resume --for claude: %v, maps tools:\n%s", err, same.Prompt)
+	}
+	if _, err := e.CrossResume(ctx, ResumeRequest{Session: sampleID, Budget: 2000}, "cursor"); err == nil || !strings.Contains(err.Error(), `--for "cursor"`) {
+		t.Errorf("resume --for cursor: %v", err)
+	}
+
+	in := `{"session_id":"019e5a10-0000-7000-8000-000000000001","transcript_path":null,"cwd":"/home/dev/src/payments","hook_event_name":"SessionStart","source":"startup"}`
+	r := e.RunHook(ctx, strings.NewReader(in), HookOptions{Agent: "codex"})
+	out, _ := json.Marshal(r.Output)
+	if r.Warning != "" || !strings.Contains(string(out), "ledger resume --for codex 7c1d9e42") || !strings.Contains(r.Receipt.Detail, "offered the handoff of the Claude Code session") {
+		t.Errorf("a new Codex session in the project: %+v\n%s", r, out)
+	}
+}
