@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/store"
+)
+
+// TestListingsSearchAndOptOut: sessions as the contract lists them, a
+// search's hits plain, the doctor's counts and the versions; a paused
+// project's sessions leave the search until it is resumed, and forget
+// --project removes them.
+func TestListingsSearchAndOptOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	ingestSample(t, e, home)
+	const project = "/home/dev/src/payments"
+
+	list, err := e.SessionsOf(ctx, store.SessionFilter{Project: project})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions of the project: %d, %v", len(list), err)
+	}
+	rows := SessionRows(list)
+	if len(rows) != 1 || rows[0].ID != sampleID || rows[0].Messages != list[0].Messages || rows[0].Project != project {
+		t.Errorf("session rows: %+v", rows)
+	}
+	if got := CostText(nil); got != "-" {
+		t.Errorf("CostText(nil) = %q", got)
+	}
+	if got := CostText(&compact.Cost{USD: 1.868, LinesAdded: 412, LinesRemoved: 97}); got != "$1.87 +412/-97" {
+		t.Errorf("CostText = %q", got)
+	}
+
+	search := func() []Hit {
+		t.Helper()
+		res, err := e.Search(ctx, SearchRequest{Text: "integration", SearchOptions: store.SearchOptions{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Hits(res.Hits)
+	}
+	hits := search()
+	if len(hits) == 0 || hits[0].Session != sampleID || strings.Contains(hits[0].Snippet, store.MarkStart) {
+		t.Fatalf("hits %+v, want the session's, snippets plain", hits)
+	}
+	if got := Unmark("a "+store.MarkStart+"b"+store.MarkEnd, "[", "]"); got != "a [b]" {
+		t.Errorf("Unmark = %q", got)
+	}
+
+	if paused, err := e.Pause(ctx, project); err != nil || !paused {
+		t.Fatalf("pause: %v, %v", paused, err)
+	}
+	if again, err := e.Pause(ctx, project); err != nil || again {
+		t.Errorf("pause again: %v, %v; want false", again, err)
+	}
+	if ex, err := e.ExcludedProjects(ctx); err != nil || len(ex) != 1 || ex[0].Project != project || ex[0].How != "paused" {
+		t.Errorf("excluded: %+v, %v", ex, err)
+	}
+	if hits := search(); len(hits) != 0 {
+		t.Errorf("a paused project's session is searched: %+v", hits)
+	}
+	if resumed, err := e.ResumeRecording(ctx, project); err != nil || !resumed {
+		t.Fatalf("resume recording: %v, %v", resumed, err)
+	}
+	if hits := search(); len(hits) == 0 {
+		t.Error("no hits once the project is resumed")
+	}
+
+	h, err := e.Doctor(ctx, true)
+	if err != nil || h.Integrity != "ok" || h.FTS != "ok" || !h.Rebuilt || h.Sessions != 1 || h.Messages != list[0].Messages {
+		t.Errorf("doctor --rebuild: %+v, %v", h, err)
+	}
+	v, err := e.Versions(ctx, "v9")
+	if err != nil || v.Version != "v9" || v.SchemaVersion < 1 || v.SQLiteVersion == "" {
+		t.Errorf("versions: %+v, %v", v, err)
+	}
+
+	dry, err := e.ForgetProject(ctx, project, true, false)
+	if err != nil || len(dry) != 1 {
+		t.Fatalf("forget --project --dry-run: %+v, %v", dry, err)
+	}
+	if gone, err := e.ForgetProject(ctx, project, false, true); err != nil || len(gone) != 1 {
+		t.Fatalf("forget --project: %+v, %v", gone, err)
+	}
+	if list, err := e.Sessions(ctx, "", 0); err != nil || len(list) != 0 {
+		t.Errorf("sessions after forget: %d, %v", len(list), err)
+	}
+}
+
+// TestMedianAndTotals: the audit's medians, of odd and even counts, and
+// none of nothing.
+func TestMedianAndTotals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		xs   []int64
+		want int64
+		ok   bool
+	}{{nil, 0, false}, {[]int64{5}, 5, true}, {[]int64{9, 1, 5}, 5, true}, {[]int64{4, 1, 3, 10}, 3, true}} {
+		if got, ok := Median(c.xs); got != c.want || ok != c.ok {
+			t.Errorf("Median(%v) = %d, %v; want %d, %v", c.xs, got, ok, c.want, c.ok)
+		}
+	}
+	pre := int64(150000)
+	tot := Totals([]AuditRow{{PreTokens: &pre, ToolCalls: 3}, {ToolCalls: 7}})
+	if tot.Compactions != 2 || tot.MedianPreTokens == nil || *tot.MedianPreTokens != pre || tot.MedianToolCalls == nil || *tot.MedianToolCalls != 5 {
+		t.Errorf("totals: %+v", tot)
+	}
+}
