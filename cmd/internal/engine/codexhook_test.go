@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,5 +141,49 @@ func TestCrossAgentInProcess(t *testing.T) {
 	out, _ := json.Marshal(r.Output)
 	if r.Warning != "" || !strings.Contains(string(out), "ledger resume --for codex 7c1d9e42") || !strings.Contains(r.Receipt.Detail, "offered the handoff of the Claude Code session") {
 		t.Errorf("a new Codex session in the project: %+v\n%s", r, out)
+	}
+}
+
+// TestClearModePreCompact: clear mode blocks an auto compaction once the
+// handoff is written, saying to /clear, once per threshold crossing; a
+// headless run (claude -p), a subagent or a manual compaction is never
+// blocked, and the receipt says why.
+func TestClearModePreCompact(t *testing.T) {
+	t.Parallel()
+	e, _, home := hookEngine(t)
+	path := ingestSample(t, e, home)
+	in := func(extra map[string]any) map[string]any {
+		m := map[string]any{"session_id": sampleID, "transcript_path": path, "cwd": "/home/dev/src/payments",
+			"hook_event_name": "PreCompact", "trigger": "auto"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	clear := HookOptions{Mode: "clear"}
+	for _, c := range []struct {
+		name  string
+		o     HookOptions
+		extra map[string]any
+		why   string
+	}{
+		{"claude -p", HookOptions{Mode: "clear", Entrypoint: "sdk-cli"}, nil, "a headless run (CLAUDE_CODE_ENTRYPOINT=sdk-cli)"},
+		{"subagent", clear, map[string]any{"agent_id": "a1"}, "a subagent (agent_id a1)"},
+	} {
+		r := event(t, e, c.o, in(c.extra))
+		if r.err != nil || !strings.Contains(r.detail, "compaction not blocked, "+c.why) {
+			t.Errorf("%s: %+v", c.name, r)
+		}
+	}
+	r := event(t, e, clear, in(map[string]any{"custom_instructions": "keep the plan"}))
+	var block BlockError
+	if !errors.As(r.err, &block) || r.outcome != store.OutcomeBlocked || !strings.Contains(block.Error(), "run /clear") {
+		t.Fatalf("an auto compaction in clear mode: %+v", r)
+	}
+	if r := event(t, e, clear, in(nil)); r.err != nil || !strings.Contains(r.detail, "blocked once already") {
+		t.Errorf("the same crossing again: %+v", r)
+	}
+	if r := event(t, e, clear, in(map[string]any{"trigger": "manual"})); r.err != nil {
+		t.Errorf("a manual compaction: %+v", r)
 	}
 }

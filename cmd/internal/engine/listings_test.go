@@ -110,3 +110,65 @@ func TestMedianAndTotals(t *testing.T) {
 		t.Errorf("totals: %+v", tot)
 	}
 }
+
+// TestFrontDoorChecks: the checks every front door makes of a search
+// (the query's length, kind, role, limit) and of where the ledger is.
+func TestFrontDoorChecks(t *testing.T) {
+	t.Parallel()
+	if CheckQuery(strings.Repeat("é", MaxQuery)) != nil || CheckQuery(strings.Repeat("a", MaxQuery+1)) == nil {
+		t.Error("CheckQuery: want characters counted, at most MaxQuery")
+	}
+	for _, c := range []struct {
+		kind, role string
+		limit      int
+		ok         bool
+	}{{"", "", 1, true}, {"note", "tool", 5, true}, {"file", "", 1, false}, {"", "robot", 1, false}, {"", "", 0, false}} {
+		if err := CheckSearch(c.kind, c.role, c.limit); (err == nil) != c.ok {
+			t.Errorf("CheckSearch(%q, %q, %d) = %v", c.kind, c.role, c.limit, err)
+		}
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"LEDGER_DB": "/x/l.db", "HOME": "/h"}, "/x/l.db"},
+		{map[string]string{"XDG_DATA_HOME": "/d", "HOME": "/h"}, "/d/ledger/ledger.db"},
+		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/h"}, "/h/.local/share/ledger/ledger.db"},
+	} {
+		if got, err := DBPath(env(c.env)); err != nil || got != c.want {
+			t.Errorf("DBPath(%v) = %q, %v; want %q", c.env, got, err, c.want)
+		}
+	}
+}
+
+// TestViewsOfATranscript: a transcript read without the ledger, the
+// meter's accuracy of a stored session, and a resume as the contract
+// shows it.
+func TestViewsOfATranscript(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	path := ingestSample(t, e, home)
+	v, err := ReadTranscriptFile(ctx, path)
+	if err != nil || len(v.Messages) == 0 {
+		t.Fatalf("ReadTranscriptFile: %d messages, %v", len(v.Messages), err)
+	}
+	if _, err := ReadTranscriptFile(ctx, path+".missing"); err == nil {
+		t.Error("ReadTranscriptFile of no file")
+	}
+	a, err := e.MeterAccuracy(ctx, sampleID)
+	if err != nil || a.Messages+a.SkippedThinkingMessages+a.SkippedPartialMessages == 0 {
+		t.Errorf("meter accuracy: %+v, %v", a, err)
+	}
+	r, err := e.Resume(ctx, ResumeRequest{Session: sampleID, Budget: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Doc(); d.Session != sampleID || d.Markdown != r.Markdown || d.Tokens != r.Tokens {
+		t.Errorf("resume doc: %+v", d)
+	}
+	if got := ProjectOf(home); got != home {
+		t.Errorf("ProjectOf(a folder outside git) = %q, want %q", got, home)
+	}
+}
