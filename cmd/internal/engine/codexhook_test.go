@@ -187,3 +187,62 @@ func TestClearModePreCompact(t *testing.T) {
 		t.Errorf("a manual compaction: %+v", r)
 	}
 }
+
+// TestClearModeStopInProcess: Codex's Stop in clear mode blocks once per
+// threshold crossing, asking for `ledger compact`, and never a headless
+// run, a subagent, a session at its hard limit or under the threshold.
+func TestClearModeStopInProcess(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		edits     []string
+		wantBlock bool
+		why       string
+	}{
+		{name: "interactive", wantBlock: true, why: "asked the agent"},
+		{name: "codex exec", edits: []string{`"originator":"codex-tui"`, `"originator":"codex_exec"`}, why: "a headless run (codex exec)"},
+		{name: "codex subagent", edits: []string{`"source":"cli"`, `"source":{"subagent":{"thread_spawn":{"depth":1}}}`}, why: "a subagent (codex)"},
+		{name: "hard limit", edits: []string{`"last_token_usage":{"input_tokens":225000`, `"last_token_usage":{"input_tokens":250000`}, why: "hard limit"},
+		{name: "under threshold", edits: []string{`"last_token_usage":{"input_tokens":225000`, `"last_token_usage":{"input_tokens":100000`}, why: "under the threshold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, _, home := hookEngine(t)
+			e.hookScale = 60
+			b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "codex-hooks", "rollout-turn1.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i+1 < len(c.edits); i += 2 {
+				if !strings.Contains(string(b), c.edits[i]) {
+					t.Fatalf("fixture has no %q", c.edits[i])
+				}
+				b = []byte(strings.Replace(string(b), c.edits[i], c.edits[i+1], 1))
+			}
+			path := filepath.Join(home, "rollout-2026-11-20T10-00-00-"+codexHookSession+".jsonl")
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Ingest(ctx, []string{path}, IngestOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			o := HookOptions{Agent: "codex", Mode: "clear", Ledger: "ledger --db x.db"}
+			r := e.RunHook(ctx, strings.NewReader(codexHookInput(t, "stop", path)), o)
+			out, _ := r.Output.(StopOutput)
+			if blocked := out.Decision == "block"; blocked != c.wantBlock || !strings.Contains(r.Receipt.Detail, c.why) {
+				t.Fatalf("blocked %v, want %v; receipt %q, want %q", blocked, c.wantBlock, r.Receipt.Detail, c.why)
+			}
+			if !c.wantBlock {
+				return
+			}
+			if !strings.Contains(out.Reason, "ledger --db x.db compact "+codexHookSession) || !strings.Contains(out.SystemMessage, "/clear") {
+				t.Errorf("a block without the instructions: %+v", out)
+			}
+			again := e.RunHook(ctx, strings.NewReader(codexHookInput(t, "stop", path)), o)
+			if again.Output != nil || !strings.Contains(again.Receipt.Detail, "already asked once") {
+				t.Errorf("the same crossing again: %+v", again)
+			}
+		})
+	}
+}
