@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -170,5 +172,58 @@ func TestViewsOfATranscript(t *testing.T) {
 	}
 	if got := ProjectOf(home); got != home {
 		t.Errorf("ProjectOf(a folder outside git) = %q, want %q", got, home)
+	}
+}
+
+// TestAgentsTranscriptFolders: every agent's transcripts folder under a
+// home, moved by the agent's own variable only when it names an absolute
+// path; those that exist are found, the others said missing; the
+// checkup then lists each agent's folder.
+func TestAgentsTranscriptFolders(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude", "projects"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	codexHome := filepath.Join(home, "elsewhere", "codex")
+	if err := os.MkdirAll(filepath.Join(codexHome, "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CODEX_HOME": codexHome, "GEMINI_CLI_HOME": "relative/not/taken"}
+	getenv := func(k string) string { return env[k] }
+	all := TranscriptFolders(home, getenv)
+	agents := map[string]bool{}
+	for _, f := range all {
+		agents[f.Agent] = true
+		if !strings.HasPrefix(f.Path, home) {
+			t.Errorf("%s's folder %s is not under the home (a relative variable was taken)", f.Agent, f.Path)
+		}
+	}
+	if len(agents) != len(Agents()) {
+		t.Errorf("folders of %v, want every agent's (%s)", agents, AgentSources())
+	}
+	found, missing := ExistingTranscriptFolders(home, getenv)
+	if len(found) != 2 || found[0].Path != filepath.Join(home, ".claude", "projects") || found[1].Path != filepath.Join(codexHome, "sessions") {
+		t.Errorf("found %+v, want Claude Code's and Codex's (from $CODEX_HOME)", found)
+	}
+	if len(found)+len(missing) != len(all) {
+		t.Errorf("found %d and missing %d of %d", len(found), len(missing), len(all))
+	}
+
+	if err := os.MkdirAll(filepath.Join(home, ".gemini", "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := hookEngine(t)
+	c, err := e.Checkup(context.Background(), CheckupOptions{ClaudeDir: filepath.Join(home, ".claude"), CodexHome: codexHome, Home: home, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, f := range c.Transcripts {
+		seen = append(seen, f.Agent)
+	}
+	// Claude Code's and Codex's always; the others' when they exist.
+	if got := strings.Join(seen, ","); got != "claude,codex,gemini" {
+		t.Errorf("the checkup's transcripts folders are of %s, want claude,codex,gemini", got)
 	}
 }
