@@ -246,3 +246,52 @@ func TestClearModeStopInProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiCompressionThreshold: Gemini CLI compresses at the project's
+// model.compressionThreshold, else the user's, else half the window; a
+// value out of (0, 1] or a settings file that is not a small regular
+// file counts for nothing. A manual /compress is always due, and a
+// session the ledger does not hold yet gets its handoff.
+func TestGeminiCompressionThreshold(t *testing.T) {
+	t.Parallel()
+	e, _, home := hookEngine(t)
+	proj := filepath.Join(home, "proj")
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.geminiThreshold(proj); got != 0.5 {
+		t.Errorf("no settings: %v, want 0.5", got)
+	}
+	write(filepath.Join(home, ".gemini", "settings.json"), `{"model": {"compressionThreshold": 0.7}}`)
+	if got := e.geminiThreshold(proj); got != 0.7 {
+		t.Errorf("the user's settings: %v, want 0.7", got)
+	}
+	write(filepath.Join(proj, ".gemini", "settings.json"), `{"model": {"compressionThreshold": 0.6}}`)
+	if got := e.geminiThreshold(proj); got != 0.6 {
+		t.Errorf("the project's settings: %v, want 0.6", got)
+	}
+	write(filepath.Join(proj, ".gemini", "settings.json"), `{"model": {"compressionThreshold": 7}}`)
+	if got := e.geminiThreshold(proj); got != 0.7 {
+		t.Errorf("a project threshold of 7: %v, want the user's 0.7", got)
+	}
+	if _, err := readSmall(proj, 1<<20); err == nil {
+		t.Error("readSmall read a folder")
+	}
+	ctx := context.Background()
+	if why := e.geminiCompressionDue(ctx, HookInput{SessionID: "x", Trigger: "manual", Cwd: proj}); why != "" {
+		t.Errorf("a manual /compress: %q", why)
+	}
+	if why := e.geminiSkip(ctx, HookInput{SessionID: "not-in-the-ledger", Trigger: "auto", Cwd: proj}); why != "" {
+		t.Errorf("a session not in the ledger: %q", why)
+	}
+	ingestSample(t, e, home)
+	if why := e.geminiCompressionDue(ctx, HookInput{SessionID: sampleID, Trigger: "auto", Cwd: proj}); !strings.Contains(why, "no compression due") {
+		t.Errorf("a small context: %q", why)
+	}
+}
