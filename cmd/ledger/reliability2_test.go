@@ -612,7 +612,11 @@ func TestHookDeadlineWhateverItReads(t *testing.T) {
 	var offsets []int64 // the cursor after each run that read something
 	for runs, stalled := 0, 0; stalled < 10 && (len(offsets) == 0 || offsets[len(offsets)-1] < fi.Size()); runs++ {
 		p := startBin(t, home, in, "--db", db, "hook")
-		took := endsWithin(t, p, time.Second+slack)
+		// What this test proves is the reading in parts (the cursor
+		// below); that the run ends, not when: at a load of 18 a run
+		// of this loop took 4 s (1 s of budget) as other processes
+		// starved it. The budgets' own bounds are TestHookBudgetsWhileLocked's.
+		took := endsWithin(t, p, time.Second+4*slack)
 		if p.exitCode != 0 {
 			t.Errorf("SessionEnd on 64 MB: exit %d after %v: %s", p.exitCode, took, p.errb.String())
 		}
