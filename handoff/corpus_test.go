@@ -76,14 +76,16 @@ func editedFiles(t *testing.T, path string) []string {
 	return files
 }
 
-// removedLater tells whether a Bash command of the transcript removes p
-// with rm (read as plain JSON, independently of the extractor).
-func removedLater(t *testing.T, path, p string) bool {
+// rmCommands are the transcript's Bash commands that run rm (read as
+// plain JSON, independently of the extractor), read once: a session's
+// edited files are each looked up in them.
+func rmCommands(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
 		var l struct {
 			Message struct {
@@ -99,9 +101,19 @@ func removedLater(t *testing.T, path, p string) bool {
 		}
 		_ = json.Unmarshal(l.Message.Content, &blocks)
 		for _, bl := range blocks {
-			if c := bl.Input["command"]; bl.Name == "Bash" && strings.HasPrefix(c, "rm ") && strings.Contains(c, p) {
-				return true
+			if c := bl.Input["command"]; bl.Name == "Bash" && strings.HasPrefix(c, "rm ") {
+				out = append(out, c)
 			}
+		}
+	}
+	return out
+}
+
+// removedLater tells whether one of the rm commands removes p.
+func removedLater(rms []string, p string) bool {
+	for _, c := range rms {
+		if strings.Contains(c, p) {
+			return true
 		}
 	}
 	return false
@@ -126,8 +138,9 @@ func TestCorpusClaude(t *testing.T) {
 			// A file the session created and later removed with rm changed
 			// nothing.
 			var want []string
+			rms := rmCommands(t, path)
 			for _, p := range edited {
-				if !removedLater(t, path, p) {
+				if !removedLater(rms, p) {
 					want = append(want, p)
 				}
 			}

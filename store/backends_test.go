@@ -49,6 +49,7 @@ type contractCase struct {
 // TestBackendContract runs every contract case against SQLite and
 // PostgreSQL.
 func TestBackendContract(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			for _, c := range contractCases {

@@ -58,6 +58,7 @@ func corpusMessages(t *testing.T) []compact.Message {
 // the text column holds, reads back as the message's blocks, and that rows
 // written whole (before) read as they did.
 func TestBlocksRoundTrip(t *testing.T) {
+	t.Parallel()
 	msgs := corpusMessages(t)
 	deduped := 0
 	for _, m := range msgs {
@@ -99,6 +100,7 @@ func TestBlocksRoundTrip(t *testing.T) {
 }
 
 func TestDecodeBlocksRejectsBadLengths(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		`[{"kind":"text","len":10}]`,
 		`[{"kind":"tool_use","tool_name":"Bash","len":2}]`,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPausedProjectsAndCheckupQueries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	if ps, err := s.PausedProjects(ctx); err != nil || len(ps) != 0 {

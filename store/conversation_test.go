@@ -66,6 +66,7 @@ func fillConversation(t *testing.T, s *Store) time.Time {
 }
 
 func TestConversationReads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	at := fillConversation(t, s)
@@ -144,6 +145,7 @@ func TestConversationReads(t *testing.T) {
 }
 
 func TestSessionFilters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	at := fillConversation(t, s)
@@ -185,6 +187,7 @@ func TestSessionFilters(t *testing.T) {
 // TestOpenReadOnly: the read-only store (ReadOnly) reads, refuses every
 // write, and never creates a database.
 func TestOpenReadOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	rw, err := Open(ctx, path)

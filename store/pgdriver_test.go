@@ -7,6 +7,7 @@ import (
 )
 
 func TestIsURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]bool{
 		"postgres://u@h/db": true, "postgresql://h/db": true, "POSTGRES://h/db": true,
 		"postgres:": false, "postgres:db": false, "./postgres://x": false, "/tmp/ledger.db": false, "": false,
@@ -18,6 +19,7 @@ func TestIsURL(t *testing.T) {
 }
 
 func TestPGDuration(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want time.Duration

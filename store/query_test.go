@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, all, any string
 	}{

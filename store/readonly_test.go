@@ -12,6 +12,7 @@ import (
 // writer holds its write lock, and SQLite refuses its every write; it
 // neither creates nor migrates a database.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	if _, err := Open(ctx, path, ReadOnly()); err == nil || !strings.Contains(err.Error(), "does not exist") {
@@ -59,6 +60,7 @@ func TestReadOnly(t *testing.T) {
 // TestReadOnlyMigratesFirst: a read-only store of an older schema (a
 // newer ledger binary's first read) migrates it first, then reads only.
 func TestReadOnlyMigratesFirst(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	rw, err := Open(ctx, path)

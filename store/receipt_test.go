@@ -11,6 +11,7 @@ import (
 // connection's write lock then (the hook then logs it elsewhere), and the
 // connection it used goes back to the pool with the usual busy_timeout.
 func TestHookReceipts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)

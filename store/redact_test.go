@@ -13,6 +13,7 @@ import (
 )
 
 func TestWriterRedactsUnlessTurnedOff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const secret = "sk_live_51HxZq8vLw2pXr0Tm2Kc5Wn8Yp1Gd4F"
 	for _, on := range []bool{true, false} {
@@ -58,6 +59,7 @@ func TestWriterRedactsUnlessTurnedOff(t *testing.T) {
 }
 
 func TestAddHandoffRedacts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	const secret = "glpat-Zq8vLw2pXr0Tm2Kc5Wn8"

@@ -61,6 +61,7 @@ func allRows(t *testing.T, s *Store) string {
 // resume state), on SQLite and PostgreSQL: no row holds it, and every
 // lookup by the key as an agent gives it (id, path) still finds its row.
 func TestEveryWriteRedacted(t *testing.T) {
+	t.Parallel()
 	kinds := secretstest.Kinds()
 	gh, aws, slack, npm := kinds[4].Value, kinds[3].Value, kinds[8].Value, kinds[11].Value
 	secretList := []string{gh, aws, slack, npm}
@@ -159,6 +160,7 @@ func TestEveryWriteRedacted(t *testing.T) {
 // TestVerbatimWithoutRedaction: a store that does not redact writes every
 // string as it comes, verbatim ones too.
 func TestVerbatimWithoutRedaction(t *testing.T) {
+	t.Parallel()
 	s := openSQLite(t, WithoutRedaction())
 	ctx := context.Background()
 	gh := secretstest.Kinds()[4].Value
@@ -172,6 +174,7 @@ func TestVerbatimWithoutRedaction(t *testing.T) {
 }
 
 func TestWrites(t *testing.T) {
+	t.Parallel()
 	for q, want := range map[string]bool{
 		"INSERT INTO x VALUES (?)":         true,
 		"\n\t\tupdate x SET a = ?":         true,
@@ -197,6 +200,7 @@ func TestWrites(t *testing.T) {
 // session, whose messages and counts are both's; the old cursor state is
 // redacted and still JSON.
 func TestRescanRekeys(t *testing.T) {
+	t.Parallel()
 	kinds := secretstest.Kinds()
 	gh1, gh2 := kinds[4].Value, "ghp_"+strings.Repeat("Zq8vLw2pXr0Tm2Kc5Wn8", 2)[:36]
 	for _, b := range backends {

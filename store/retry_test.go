@@ -31,6 +31,7 @@ func lockedBy(t *testing.T, s *Store) func() {
 }
 
 func TestIsBusy(t *testing.T) {
+	t.Parallel()
 	s := openTemp(t)
 	release := lockedBy(t, s)
 	defer release()
@@ -71,6 +72,7 @@ func TestIsBusy(t *testing.T) {
 }
 
 func TestRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	busy := fmt.Errorf("begin: %w", &pgconn.PgError{Code: "55P03", Message: "canceling statement due to lock timeout"})
 	other := errors.New("constraint failed")
@@ -114,6 +116,7 @@ func TestRetry(t *testing.T) {
 // TestRetryWaitsOutALock: a transaction that meets SQLITE_BUSY past its
 // busy timeout succeeds once the other writer lets go.
 func TestRetryWaitsOutALock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	release := lockedBy(t, s)

@@ -57,6 +57,7 @@ func matches(t *testing.T, s *Store, ix searchIndex, match string) []int64 {
 // kind, the set of hits at a limit as large as the old window is the set
 // of rows the MATCH finds, and the any-word fallback happens when it did.
 func TestSearchFindsWhatItFound(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 3,000 generated messages")
 	}
@@ -107,6 +108,7 @@ func shortIDs(ids []int64) []int64 {
 // some terms may be missing, the hits that hold more (and rarer) terms
 // first; and that a limit keeps the best.
 func TestSearchRanking(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 3,000 generated messages")
 	}
@@ -174,6 +176,7 @@ func cmpFloat(a, b float64) int {
 // a digit goes oldest first when it has few matches (newestOfFew), the
 // others newest first; both must agree with the MATCH.
 func TestSearchNewestAtAnyLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 3,000 generated messages")
 	}

@@ -11,6 +11,7 @@ func show(s string) string {
 }
 
 func TestSnippet(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("filler words here. ", 200)
 	cases := []struct {
 		name, text, query, want string
@@ -45,6 +46,7 @@ func TestSnippet(t *testing.T) {
 // TestSnippetOfALongText checks a match near the start of a long text:
 // the snippet is cut after its window.
 func TestSnippetOfALongText(t *testing.T) {
+	t.Parallel()
 	text := "the flaky deadline test " + strings.Repeat("x ", 500_000)
 	got := show(snippet(text, ParseQuery("deadline").terms(), snippetWords))
 	if !strings.HasPrefix(got, "the flaky [deadline] test x x") || !strings.HasSuffix(got, "…") {

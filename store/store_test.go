@@ -48,6 +48,7 @@ func tableExists(t *testing.T, s *Store, name string) bool {
 }
 
 func TestOpenCreatesOwnerOnlyFiles(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a b", "ledger")
 	path := filepath.Join(dir, "ledger.db")
 	s, err := Open(context.Background(), path)
@@ -80,6 +81,7 @@ func TestOpenCreatesOwnerOnlyFiles(t *testing.T) {
 }
 
 func TestMigrateUpDownUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	want, err := TargetVersion()
@@ -116,6 +118,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 // same as goose's table says; a ledger without it (made before it) reads
 // goose's and gets it at its next open.
 func TestSchemaVersionMark(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	s := openAt(t, path)
@@ -179,6 +182,7 @@ func TestSchemaVersionMark(t *testing.T) {
 // while another process holds the write lock does not wait for it (the
 // mark is left for a later open), and a later open sets it.
 func TestMarkWaitsForNoLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	s := openAt(t, path)
@@ -220,6 +224,7 @@ func TestMarkWaitsForNoLock(t *testing.T) {
 }
 
 func TestSQLiteVersionIsTheLibrarys(t *testing.T) {
+	t.Parallel()
 	s := openTemp(t)
 	var lib string
 	if err := s.db.Get(&lib, `SELECT sqlite_version()`); err != nil {
@@ -231,6 +236,7 @@ func TestSQLiteVersionIsTheLibrarys(t *testing.T) {
 }
 
 func TestOpenTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	// Two opens at once on a new file race to migrate; both must succeed.
@@ -275,6 +281,7 @@ func TestOpenTwice(t *testing.T) {
 }
 
 func TestOpenNewerSchemaFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	if _, err := s.db.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, 1)`); err != nil {
@@ -313,6 +320,7 @@ func ftsCount(t *testing.T, s *Store, table, match string) int {
 }
 
 func TestFTSTriggersKeepIndexInStep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	w, err := s.NewWriter(ctx, "claude")
@@ -387,6 +395,7 @@ func TestFTSTriggersKeepIndexInStep(t *testing.T) {
 }
 
 func TestSessionPrefix(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openTemp(t)
 	for _, id := range []string{"abc111", "abc222", "abd333"} {

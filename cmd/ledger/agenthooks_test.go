@@ -56,7 +56,7 @@ func TestAgentHooksInstallRoundTrip(t *testing.T) {
 					os.MkdirAll(filepath.Dir(path), 0o700)
 					os.WriteFile(path, []byte(before), 0o600)
 				}
-				r := runBin(t, home, "", "hooks", "install", "--agent", agent, "--json")
+				r := runCmd(t, home, "", "hooks", "install", "--agent", agent, "--json")
 				if r.code != 0 {
 					t.Fatalf("file %d: install: exit %d: %s", i, r.code, r.stderr)
 				}
@@ -89,10 +89,10 @@ func TestAgentHooksInstallRoundTrip(t *testing.T) {
 				if agent == "gemini" && strings.Count(string(doc), `"name": "ledger"`) != 4 {
 					t.Errorf("file %d: Gemini CLI's hooks are not named ledger:\n%s", i, doc)
 				}
-				if again := runBin(t, home, "", "hooks", "install", "--agent", agent); again.code != 0 || !strings.Contains(again.stdout, "nothing changed") {
+				if again := runCmd(t, home, "", "hooks", "install", "--agent", agent); again.code != 0 || !strings.Contains(again.stdout, "nothing changed") {
 					t.Errorf("file %d: second install: %q", i, again.stdout)
 				}
-				if r := runBin(t, home, "", "hooks", "uninstall", "--agent", agent); r.code != 0 {
+				if r := runCmd(t, home, "", "hooks", "uninstall", "--agent", agent); r.code != 0 {
 					t.Fatalf("file %d: uninstall: exit %d: %s", i, r.code, r.stderr)
 				}
 				after, err := os.ReadFile(path)
@@ -108,13 +108,13 @@ func TestAgentHooksInstallRoundTrip(t *testing.T) {
 	// A repository's Copilot hooks go in a file of ledger's own, which
 	// uninstall removes.
 	home, wd := t.TempDir(), t.TempDir()
-	r := runBinIn(t, home, wd, "", "hooks", "install", "--agent", "copilot", "--scope", "project")
+	r := runCmdIn(t, home, wd, "", "hooks", "install", "--agent", "copilot", "--scope", "project")
 	path := filepath.Join(wd, ".github", "hooks", "ledger.json")
 	doc, err := os.ReadFile(path)
 	if r.code != 0 || err != nil || !strings.HasPrefix(string(doc), "{\n  \"version\": 1,\n  \"hooks\": {") || !strings.Contains(r.stdout, "trusts") {
 		t.Fatalf("copilot --scope project: exit %d, %q, file %q (%v)", r.code, r.stdout, doc, err)
 	}
-	if r := runBinIn(t, home, wd, "", "hooks", "uninstall", "--agent", "copilot", "--scope", "project"); r.code != 0 {
+	if r := runCmdIn(t, home, wd, "", "hooks", "uninstall", "--agent", "copilot", "--scope", "project"); r.code != 0 {
 		t.Fatalf("uninstall: %s", r.stderr)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -128,7 +128,7 @@ func TestAgentHooksInstallRoundTrip(t *testing.T) {
 		{"hooks", "install", "--agent", "qwen", "--statusline"},
 		{"hook", "--agent", "copilot", "--mode", "clear"},
 	} {
-		if r := runBin(t, home, "", args...); r.code != 2 {
+		if r := runCmd(t, home, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, r.code, r.stderr)
 		}
 	}
@@ -136,7 +136,7 @@ func TestAgentHooksInstallRoundTrip(t *testing.T) {
 	os.MkdirAll(filepath.Dir(bad), 0o700)
 	commented := "{\n  // my theme\n  \"ui\": {\"theme\": \"GitHub\"}\n}\n"
 	os.WriteFile(bad, []byte(commented), 0o600)
-	if r := runBin(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+	if r := runCmd(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("commented settings: exit %d, %q", r.code, r.stderr)
 	}
 	if got, _ := os.ReadFile(bad); string(got) != commented {
@@ -181,7 +181,9 @@ func ledgerCommands(t *testing.T, agent string, doc []byte) map[string][]string 
 	return out
 }
 
-// hookRun is one run of the built binary as an agent's hook.
+// hookRun is one run of an agent's hook, in-process (runCmd) as the
+// binary runs it; the agents running the binary are the end-to-end tests'
+// (cmd/internal/agenttest/e2e).
 type hookRun struct {
 	t        *testing.T
 	home, db string
@@ -190,7 +192,7 @@ type hookRun struct {
 
 func (h hookRun) run(stdin string, args ...string) result {
 	h.t.Helper()
-	r := runBin(h.t, h.home, stdin, append([]string{"--db", h.db, "hook", "--agent", h.agent}, args...)...)
+	r := runCmd(h.t, h.home, stdin, append([]string{"--db", h.db, "hook", "--agent", h.agent}, args...)...)
 	if r.code != 0 || r.stderr != "" {
 		h.t.Fatalf("hook %v: exit %d, stderr %q", args, r.code, r.stderr)
 	}
@@ -201,7 +203,7 @@ func (h hookRun) run(stdin string, args ...string) result {
 func (h hookRun) receipt() string {
 	h.t.Helper()
 	var rs []struct{ Event, Outcome, Detail string }
-	decodeJSON(h.t, runBin(h.t, h.home, "", "--db", h.db, "hooks", "log", "--json", "--limit", "1").stdout, &rs)
+	decodeJSON(h.t, runCmd(h.t, h.home, "", "--db", h.db, "hooks", "log", "--json", "--limit", "1").stdout, &rs)
 	if len(rs) == 0 {
 		return ""
 	}
@@ -373,7 +375,7 @@ func TestCopilotHooksOnRealPayloads(t *testing.T) {
 		t.Errorf("sessionEnd: %q", d)
 	}
 	// An input without an event name and no --event: a warning, exit 0.
-	r = runBin(t, home, f.payload(t, "054-sessionEnd", ""), "--db", h.db, "hook", "--agent", "copilot")
+	r = runCmd(t, home, f.payload(t, "054-sessionEnd", ""), "--db", h.db, "hook", "--agent", "copilot")
 	if r.code != 0 || !strings.Contains(r.stderr, "--event") {
 		t.Errorf("no event: exit %d, %q", r.code, r.stderr)
 	}
@@ -392,7 +394,7 @@ func TestSessionStartOffersAcrossNewAgents(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	in := `{"sessionId":"11111111-0000-4000-8000-000000000001","timestamp":1795678284782,"cwd":"` + g.cwd + `","source":"new","initialPrompt":"go on"}`
-	r := runBin(t, home, in, "--db", db, "hook", "--agent", "copilot", "--event", "sessionStart")
+	r := runCmd(t, home, in, "--db", db, "hook", "--agent", "copilot", "--event", "sessionStart")
 	var out engine.CopilotSessionStartOutput
 	decodeJSON(t, r.stdout, &out)
 	if r.code != 0 || !strings.Contains(out.AdditionalContext, "latest work is a Gemini CLI session (43a4cd49") ||
@@ -400,7 +402,7 @@ func TestSessionStartOffersAcrossNewAgents(t *testing.T) {
 		t.Errorf("copilot sessionStart in a Gemini project: %q (%s)", r.stdout, r.stderr)
 	}
 	in = `{"session_id":"22222222-0000-4000-8000-000000000002","transcript_path":"","cwd":"` + g.cwd + `","hook_event_name":"SessionStart","source":"startup"}`
-	r = runBin(t, home, in, "--db", db, "hook", "--agent", "qwen")
+	r = runCmd(t, home, in, "--db", db, "hook", "--agent", "qwen")
 	var q engine.SessionStartOutput
 	decodeJSON(t, r.stdout, &q)
 	if !strings.Contains(q.HookSpecificOutput.AdditionalContext, "ledger resume --for qwen 43a4cd49") {
@@ -415,11 +417,11 @@ func TestDoctorSeesOtherAgents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	if r := runBin(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 0 {
+	if r := runCmd(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	agentFixtures[0].place(t, home, -1)
-	r := runBin(t, home, "", "--db", db, "doctor", "--json")
+	r := runCmd(t, home, "", "--db", db, "doctor", "--json")
 	var doc struct {
 		Hooks []struct {
 			Agent, File string

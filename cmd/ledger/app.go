@@ -9,12 +9,13 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/term"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -28,7 +29,7 @@ type App struct {
 	// StdoutTTY and StderrTTY say that Stdout and Stderr are terminals:
 	// run sets them from the files, and tests set them to see what a
 	// terminal is shown. On a terminal what ledger prints goes through a
-	// termWriter (control characters shown escaped), search highlights
+	// term.Writer (control characters shown escaped), search highlights
 	// its hits, and ingest shows a progress bar.
 	StdoutTTY, StderrTTY bool
 	// rawStderr is Stderr as it was given, for ingest's progress bar, the
@@ -38,6 +39,14 @@ type App struct {
 	// Getwd is the working folder: the default project of resume, and
 	// where hooks --scope project writes.
 	Getwd func() (string, error)
+	// Now is the clock (time.Now when nil): of handoffs, notes, records
+	// and receipts' log lines, and what --since and --until count back
+	// from. Tests fix it. (A hook's budget is kept on the real clock.)
+	Now func() time.Time
+	// Executable is the path of the ledger binary, written into the hooks,
+	// MCP servers and commands ledger gives an agent (os.Executable when
+	// nil). Tests that run commands in-process give the built binary.
+	Executable func() (string, error)
 
 	dbFlag     string
 	cpuProfile string
@@ -50,6 +59,10 @@ type App struct {
 	// do their reading part when they cannot (a hook: SessionStart injects
 	// context from a ledger it cannot write).
 	readFallback bool
+	// hookTimeScale is the engine's HookTimeScale, and multiplies the
+	// status line's waits: a test's, never a user's (0: the budgets as
+	// promised).
+	hookTimeScale float64
 }
 
 // reads says the command only reads the ledger.
@@ -64,6 +77,30 @@ func (a *App) reads() { a.reader = true }
 func lessGC() (restore func()) {
 	old := debug.SetGCPercent(400)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// now is the app's clock.
+func (a *App) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// scaled is d, a hook's or the status line's wait, times hookTimeScale.
+func (a *App) scaled(d time.Duration) time.Duration {
+	if a.hookTimeScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * a.hookTimeScale)
+}
+
+// executable is the ledger binary's path.
+func (a *App) executable() (string, error) {
+	if a.Executable != nil {
+		return a.Executable()
+	}
+	return os.Executable()
 }
 
 // DBPath is the database path: --db, else the environment's
@@ -124,7 +161,7 @@ func (a *App) home() (string, error) {
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
 		home, _ := a.home()
-		a.engine = engine.New(a.openStore, engine.Options{Home: home})
+		a.engine = engine.New(a.openStore, engine.Options{Home: home, Now: a.Now, HookTimeScale: a.hookTimeScale})
 	}
 	return a.engine
 }
@@ -214,29 +251,23 @@ func exitCode(err error) int {
 // become one line on stderr: `ledger: <what went wrong>`.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Getwd: os.Getwd,
-		StdoutTTY: isTerminal(stdout), StderrTTY: isTerminal(stderr)}
+		StdoutTTY: term.IsTerminal(stdout), StderrTTY: term.IsTerminal(stderr)}
 	defer app.close()
 	return app.run(ctx, args)
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // run runs one command line with the app's streams and environment.
 func (app *App) run(ctx context.Context, args []string) int {
 	app.rawStderr = app.Stderr
 	if app.StdoutTTY {
-		t := &termWriter{w: app.Stdout}
+		t := term.NewWriter(app.Stdout)
 		app.Stdout = t
-		defer t.flush()
+		defer t.Flush()
 	}
 	if app.StderrTTY {
-		t := &termWriter{w: app.Stderr}
+		t := term.NewWriter(app.Stderr)
 		app.Stderr = t
-		defer t.flush()
+		defer t.Flush()
 	}
 	stdin, stdout, stderr := app.Stdin, app.Stdout, app.Stderr
 	root := newRootCmd(app)
@@ -251,6 +282,11 @@ func (app *App) run(ctx context.Context, args []string) int {
 	}
 	if err != nil {
 		msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+		if ctx.Err() != nil && !strings.Contains(msg, "interrupted") {
+			// Ctrl-C or SIGTERM, wherever the command was (opening the
+			// ledger, say): that is what the user needs to read first.
+			msg = "interrupted: " + msg
+		}
 		fmt.Fprintf(stderr, "ledger: %s\n", msg)
 	}
 	return exitCode(err)

@@ -71,7 +71,7 @@ func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
 		}
 		return runLoss(ctx, app, opts)
 	}
-	since, err := parseTimeFlag("--since", opts.Since, time.Now())
+	since, err := parseTimeFlag("--since", opts.Since, app.now())
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 // summary beside handoff, and what the summary dropped; --json is the
 // engine's report; a bad combination is a usage error.
 func TestAuditLoss(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	if r := runCmd(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,7 +20,7 @@ func checkupOptions(app *App) engine.CheckupOptions {
 	if o.CodexHome == "" {
 		o.CodexHome = filepath.Join(home, ".codex")
 	}
-	if exe, err := os.Executable(); err == nil {
+	if exe, err := app.executable(); err == nil {
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = p
 		}

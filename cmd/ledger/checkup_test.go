@@ -37,7 +37,7 @@ type checkupJSON struct {
 
 func doctorJSON(t *testing.T, home, db string) checkupJSON {
 	t.Helper()
-	r := runBin(t, home, "", "--db", db, "doctor", "--json")
+	r := runCmd(t, home, "", "--db", db, "doctor", "--json")
 	if r.code != 0 {
 		t.Fatalf("doctor: exit %d, %s", r.code, r.stderr)
 	}
@@ -50,6 +50,7 @@ func doctorJSON(t *testing.T, home, db string) checkupJSON {
 // Codex hooks.json running another), the last receipt of each event, the
 // transcripts not yet ingested, the projects kept out, the FTS segments.
 func TestDoctorChecksTheSetUp(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "src", "payments")
@@ -72,7 +73,7 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 		t.Errorf("codex transcripts found: %+v", c.Transcripts[1])
 	}
 
-	if r := runBin(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 	codex := `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ledger hook codex stop"}]}],
@@ -82,10 +83,19 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := hookJSON(t, map[string]any{"session_id": id, "transcript_path": path, "cwd": project, "hook_event_name": "Stop"})
-	if r := runBin(t, home, in, "--db", db, "hook"); r.code != 0 {
-		t.Fatal(r.stderr)
+	for tries := 1; ; tries++ {
+		if r := runCmd(t, home, in, "--db", db, "hook"); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		// A machine too busy for Stop's 1 s budget defers the new lines
+		// to the next event, and says so in the receipt: run the next.
+		rs := doctorJSON(t, home, db).Receipts
+		if len(rs) != 1 || rs[0].Outcome != "deferred" || tries == 10 {
+			break
+		}
+		t.Logf("Stop %d: %+v", tries, rs)
 	}
-	if r := runBin(t, home, "", "--db", db, "pause", "--project", filepath.Join(home, "client")); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "pause", "--project", filepath.Join(home, "client")); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
 
@@ -109,7 +119,7 @@ func TestDoctorChecksTheSetUp(t *testing.T) {
 	if c.FTSSegments["messages_fts"] < 1 || c.Bytes == 0 || c.Integrity != "ok" {
 		t.Errorf("segments %v, bytes %d", c.FTSSegments, c.Bytes)
 	}
-	r := runBin(t, home, "", "--db", db, "doctor")
+	r := runCmd(t, home, "", "--db", db, "doctor")
 	for _, want := range []string{"full-text segments: compactions", "hooks (claude): ", "running this binary",
 		"(not this binary)", "last Stop hook: ", "all ingested", home + "/client (paused)"} {
 		if !strings.Contains(r.stdout, want) {

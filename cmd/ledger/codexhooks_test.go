@@ -67,10 +67,11 @@ func codexPayload(t *testing.T, name, path string, extra map[string]any) string 
 	return hookJSON(t, m)
 }
 
-// runHookEnv runs `ledger hook` with extra environment variables.
+// runHookEnv runs `ledger hook` in-process with extra environment
+// variables.
 func runHookEnv(t *testing.T, home, stdin string, env []string, args ...string) result {
 	t.Helper()
-	return execLedger(t, home, "", stdin, append([]string{"XDG_STATE_HOME=" + filepath.Join(home, ".state")}, env...), append([]string{"hook"}, args...)...)
+	return newCmd(home, stdin, env...).run(append([]string{"hook"}, args...)...)
 }
 
 // codexOutput checks stdout against what Codex accepts (its output
@@ -107,7 +108,7 @@ func decodeCodexOutput(t *testing.T, event, stdout string) (codexOutput, bool) {
 
 func hooksLog(t *testing.T, home, db string, args ...string) []map[string]any {
 	t.Helper()
-	r := runBin(t, home, "", append([]string{"--db", db, "hooks", "log", "--json"}, args...)...)
+	r := runCmd(t, home, "", append([]string{"--db", db, "hooks", "log", "--json"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("hooks log: exit %d: %s", r.code, r.stderr)
 	}
@@ -120,6 +121,7 @@ func hooksLog(t *testing.T, home, db string, args ...string) []map[string]any {
 // user's own and uninstalls them: the file comes back byte for byte; a
 // hooks.json install created is removed again.
 func TestCodexHooksInstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".codex", "hooks.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -128,7 +130,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 	}
 	hooks := func(args ...string) result {
 		t.Helper()
-		r := runBin(t, home, "", append([]string{"hooks"}, args...)...)
+		r := runCmd(t, home, "", append([]string{"hooks"}, args...)...)
 		if r.code != 0 {
 			t.Fatalf("hooks %v: exit %d: %s", args, r.code, r.stderr)
 		}
@@ -177,7 +179,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 
 	// Project scope, a file install creates: uninstall removes it.
 	proj := t.TempDir()
-	r = runBinIn(t, home, proj, "", "hooks", "install", "--agent", "codex", "--scope", "project")
+	r = runCmdIn(t, home, proj, "", "hooks", "install", "--agent", "codex", "--scope", "project")
 	ppath := filepath.Join(proj, ".codex", "hooks.json")
 	if r.code != 0 {
 		t.Fatalf("project install: %s", r.stderr)
@@ -185,28 +187,26 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 	if got := hookCommands(readSettings(t, ppath), "SessionStart"); len(got) != 1 {
 		t.Fatalf("project hooks.json: %v", got)
 	}
-	runBinIn(t, home, proj, "", "hooks", "uninstall", "--agent", "codex", "--scope", "project")
+	runCmdIn(t, home, proj, "", "hooks", "uninstall", "--agent", "codex", "--scope", "project")
 	if _, err := os.Stat(ppath); err == nil {
 		t.Error("uninstall left the hooks.json install created")
 	}
 
 	// $CODEX_HOME is where Codex's user files are.
 	ch := filepath.Join(home, "codexhome")
-	cmd := exec.Command(ledgerBin, "hooks", "install", "--agent", "codex")
-	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + ch, "PATH=" + os.Getenv("PATH")}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("install with CODEX_HOME: %v\n%s", err, out)
+	if r := newCmd(home, "", "CODEX_HOME="+ch).run("hooks", "install", "--agent", "codex"); r.code != 0 {
+		t.Fatalf("install with CODEX_HOME: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ch, "hooks.json")); err != nil {
 		t.Errorf("CODEX_HOME not honoured: %v", err)
 	}
 	// A hooks.json that is not JSON: one error line, the file as it was.
 	os.WriteFile(path, []byte("{\"hooks\": {"), 0o600)
-	r = runBin(t, home, "", "hooks", "install", "--agent", "codex")
+	r = runCmd(t, home, "", "hooks", "install", "--agent", "codex")
 	if got, _ := os.ReadFile(path); r.code != 1 || string(got) != "{\"hooks\": {" || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("broken hooks.json: exit %d, stderr %q, file %q", r.code, r.stderr, got)
 	}
-	bad := runBin(t, home, "", "hooks", "install", "--agent", "cursor")
+	bad := runCmd(t, home, "", "hooks", "install", "--agent", "cursor")
 	if bad.code != 2 || strings.Count(strings.TrimSpace(bad.stderr), "\n") != 0 {
 		t.Errorf("unknown agent: exit %d, %q", bad.code, bad.stderr)
 	}
@@ -218,6 +218,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 // resume injects the context in a shape Codex accepts, and each run leaves
 // a receipt that `hooks log` shows.
 func TestCodexHookEvents(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	path := codexRollout(t, home)
@@ -290,7 +291,7 @@ func TestCodexHookEvents(t *testing.T) {
 	if len(hooksLog(t, home, db, "--session", "nosuchsession")) != 0 {
 		t.Error("hooks log of another session is not empty")
 	}
-	text := runBin(t, home, "", "--db", db, "hooks", "log")
+	text := runCmd(t, home, "", "--db", db, "hooks", "log")
 	if !strings.Contains(text.stdout, "PreCompact") || !strings.Contains(text.stdout, "OUTCOME") {
 		t.Errorf("hooks log text:\n%s", text.stdout)
 	}
@@ -301,6 +302,7 @@ func TestCodexHookEvents(t *testing.T) {
 // limit or a turn a Stop hook already continued; each decision is a
 // receipt.
 func TestClearModeStop(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name      string
 		edits     []string
@@ -326,7 +328,7 @@ func TestClearModeStop(t *testing.T) {
 			path := codexRollout(t, home, c.edits...)
 			// Ingested first: the decision is the test's, not how much of
 			// the rollout a loaded machine reads within Stop's budget.
-			if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+			if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 				t.Fatalf("ingest: %s", r.stderr)
 			}
 			r := runHookEnv(t, home, codexPayload(t, "stop", path, c.extra), c.env, "--agent", "codex", "--mode", "clear", "--db", db)
@@ -350,7 +352,7 @@ func TestClearModeStop(t *testing.T) {
 				if b, err := sh.CombinedOutput(); err != nil {
 					t.Fatalf("%s: %v\n%s", command, err, b)
 				}
-				if r := runBin(t, home, "", "--db", db, "handoff", "list", codexSession[:8], "--json"); !strings.Contains(r.stdout, codexSession) {
+				if r := runCmd(t, home, "", "--db", db, "handoff", "list", codexSession[:8], "--json"); !strings.Contains(r.stdout, codexSession) {
 					t.Errorf("no handoff after %s: %s", command, r.stdout)
 				}
 			}
@@ -380,6 +382,7 @@ func TestClearModeStop(t *testing.T) {
 // compaction (exit 2) once; the second attempt for the same crossing
 // passes, and a headless run (claude -p) or a subagent is never blocked.
 func TestClearModePreCompactSafe(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
 	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
 	in := func(path string, extra map[string]any) string {
@@ -426,6 +429,7 @@ func TestClearModePreCompactSafe(t *testing.T) {
 // resume. Every run exits 0 with output Codex accepts; a compaction ends
 // as one record, written by the hook and completed from the rollout.
 func TestCodexHooksOnCorpus(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(corpusDir(t), "codex", "*.jsonl"))
 	if len(files) == 0 {
 		t.Fatal("no Codex rollouts in the corpus")

@@ -35,6 +35,7 @@ type handoffOut struct {
 }
 
 func TestCompactWritesHandoffAndRecord(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
@@ -204,6 +205,7 @@ func removedWithRm(t *testing.T, path, f string) bool {
 // all within the default budget by the meter's estimator. (Calls that
 // failed still count here: the expected set is taken at its widest.)
 func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")

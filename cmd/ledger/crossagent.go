@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -76,7 +75,7 @@ func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg str
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := app.executable()
 	if err != nil {
 		return fmt.Errorf("find the ledger binary: %w", err)
 	}
@@ -93,7 +92,7 @@ func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg str
 // database, quoted for sh: what a hook asks the agent to run. "" when the
 // binary cannot be found ("ledger" then).
 func ledgerCommand(app *App) string {
-	exe, err := os.Executable()
+	exe, err := app.executable()
 	if err != nil {
 		return ""
 	}

@@ -15,11 +15,12 @@ import (
 // tools, carries the task list (fenced: its items are recorded data) as a
 // plan in order, and holds the fenced resume context; handoff --to prints a command line that runs.
 func TestCrossAgentResume(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	claude := filepath.Join("..", "..", "testdata", "handoff", "claude-tasks", "transcript.jsonl")
 	codex := filepath.Join("..", "..", "testdata", "handoff", "codex-plan", "rollout.jsonl")
-	if r := runBin(t, home, "", "--db", db, "ingest", claude, codex); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "ingest", claude, codex); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
 	}
 	for _, c := range []struct {
@@ -32,7 +33,7 @@ func TestCrossAgentResume(t *testing.T) {
 		{"019f5a2e", "claude", []string{"Carry on the work of a Codex session (019f5a2e-", "apply_patch (file edits) → Edit, MultiEdit or Write",
 			"update_plan (the plan) → TodoWrite", "your plan with TodoWrite:\n<ledger-record", "\">\n1. [completed] Move the date helpers", "5. [in_progress] Document the accepted date formats", "<ledger-record"}},
 	} {
-		r := runBin(t, home, "", "--db", db, "resume", "--for", c.to, c.session)
+		r := runCmd(t, home, "", "--db", db, "resume", "--for", c.to, c.session)
 		if r.code != 0 {
 			t.Fatalf("resume --for %s: %s", c.to, r.stderr)
 		}
@@ -45,23 +46,23 @@ func TestCrossAgentResume(t *testing.T) {
 			t.Error("mapping without its heading")
 		}
 		var doc map[string]any
-		j := runBin(t, home, "", "--db", db, "resume", "--for", c.to, c.session, "--format", "json")
+		j := runCmd(t, home, "", "--db", db, "resume", "--for", c.to, c.session, "--format", "json")
 		decodeJSON(t, j.stdout, &doc)
 		if doc["to"] != c.to || doc["prompt"] != r.stdout || !strings.HasPrefix(doc["session"].(string), c.session) {
 			t.Errorf("--format json: %v", doc)
 		}
 	}
 	// The same agent: no tool mapping.
-	if r := runBin(t, home, "", "--db", db, "resume", "--for", "claude", "5b3e9c1a"); strings.Contains(r.stdout, "other names") {
+	if r := runCmd(t, home, "", "--db", db, "resume", "--for", "claude", "5b3e9c1a"); strings.Contains(r.stdout, "other names") {
 		t.Error("a Claude session resumed for Claude maps tools")
 	}
-	if r := runBin(t, home, "", "--db", db, "resume", "--for", "cursor", "5b3e9c1a"); r.code != 2 {
+	if r := runCmd(t, home, "", "--db", db, "resume", "--for", "cursor", "5b3e9c1a"); r.code != 2 {
 		t.Errorf("--for cursor: exit %d", r.code)
 	}
 
 	// handoff --to prints a command line; run it with a stand-in codex that
 	// prints its first argument.
-	r := runBin(t, home, "", "--db", db, "handoff", "--to", "codex", "5b3e9c1a")
+	r := runCmd(t, home, "", "--db", db, "handoff", "--to", "codex", "5b3e9c1a")
 	line := strings.TrimSpace(r.stdout)
 	if r.code != 0 || !strings.HasPrefix(line, "cd /home/nadia/code/tidepool && codex \"$(") || !strings.Contains(line, "resume --for codex 5b3e9c1a-7d24-4f6e-b0a8-2c91e4d7f3a6") {
 		t.Fatalf("handoff --to codex: exit %d, %q (%s)", r.code, line, r.stderr)
@@ -77,10 +78,10 @@ func TestCrossAgentResume(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "Carry on the work of a Claude Code session") {
 		t.Errorf("the printed command line gave codex %.200q (%v)", out, err)
 	}
-	if r := runBin(t, home, "", "--db", db, "handoff", "5b3e9c1a"); r.code != 2 {
+	if r := runCmd(t, home, "", "--db", db, "handoff", "5b3e9c1a"); r.code != 2 {
 		t.Errorf("handoff SESSION without --to: exit %d", r.code)
 	}
-	if r := runBin(t, home, "", "--db", db, "handoff", "list"); r.code != 0 || strings.Contains(r.stdout, "Usage") {
+	if r := runCmd(t, home, "", "--db", db, "handoff", "list"); r.code != 0 || strings.Contains(r.stdout, "Usage") {
 		t.Errorf("handoff list broke: %d %s", r.code, r.stderr)
 	}
 }
@@ -91,10 +92,11 @@ func TestCrossAgentResume(t *testing.T) {
 // agent's work is for --startup or resume), nor is a project ledger has not
 // seen.
 func TestSessionStartOffersOtherAgentsHandoff(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	path := codexRollout(t, home)
-	if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
 	}
 	start := func(agent, cwd string) result {
@@ -123,7 +125,7 @@ func TestSessionStartOffersOtherAgentsHandoff(t *testing.T) {
 	}
 	// Once the session has a handoff, the offer says when it was written;
 	// with --startup the whole context comes, with the same line first.
-	if r := runBin(t, home, "", "--db", db, "compact", codexSession); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", codexSession); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 	in := hookJSON(t, map[string]any{"session_id": "22222222-0000-4000-8000-000000000000", "cwd": "/home/dev/src/shop",

@@ -18,6 +18,7 @@ import (
 //     zerolog, an Aho-Corasick trie): store/secrets has gitleaks' rules as
 //     generated Go data (+0.3 ms and 2 MB for the config package alone).
 func TestNothingUnusedLinked(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)

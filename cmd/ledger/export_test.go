@@ -41,6 +41,7 @@ func storedMessages(t *testing.T, db string) (map[string][]compact.Message, map[
 // ingested into a new ledger, gives back the same messages: for Codex the
 // same but for their uuids, which are hashes of the rebuilt lines.
 func TestExportedJSONLReingestsToTheSameMessages(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "a.db")
 	ingestBin(t, home, db, corpusDir(t), sampleDir(t))
@@ -108,6 +109,7 @@ func withoutUUIDs(ms []compact.Message) []compact.Message {
 // --restore puts the transcript where Claude Code looks, never over a
 // file, and marks it read (ingest adds nothing); --format md is readable.
 func TestExportRestoreAndMarkdown(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)

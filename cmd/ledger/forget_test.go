@@ -10,6 +10,7 @@ import (
 )
 
 func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
@@ -103,6 +104,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 }
 
 func TestDoctorRebuild(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))

@@ -35,6 +35,7 @@ func gitStatus(t *testing.T, dir string) string {
 // working tree stays clean. Asked for in the project (--in-project, --out),
 // the file is excluded from git once, and ledger says so once.
 func TestHandoffFilesStayOutOfTheWorkingTree(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)

@@ -31,7 +31,7 @@ type auditRow struct {
 
 func auditRows(t *testing.T, home, db string) []auditRow {
 	t.Helper()
-	r := runBin(t, home, "", "--db", db, "audit", "--json")
+	r := runCmd(t, home, "", "--db", db, "audit", "--json")
 	if r.code != 0 {
 		t.Fatalf("audit: %s", r.stderr)
 	}
@@ -45,6 +45,7 @@ func auditRows(t *testing.T, home, db string) []auditRow {
 // 1286): PreCompact before the compaction reaches the transcript, then the
 // transcript's own boundary, then the session's next start.
 func TestHookEndToEnd(t *testing.T) {
+	t.Parallel()
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
 	src := filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl")
 	lines := splitLines(t, src)
@@ -172,6 +173,7 @@ func TestHookEndToEnd(t *testing.T) {
 // TestHookFailsOpen: whatever goes wrong, exit 0, one warning line, the
 // same line in the hook log, and quickly.
 func TestHookFailsOpen(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	os.WriteFile(notDir, []byte("x"), 0o600)
@@ -195,7 +197,7 @@ func TestHookFailsOpen(t *testing.T) {
 				args = append([]string{"--db", db}, args...)
 			}
 			start := time.Now()
-			r := runBin(t, home, tc.stdin, append(args, "hook")...)
+			r := runCmd(t, home, tc.stdin, append(args, "hook")...)
 			took := time.Since(start)
 			if r.code != 0 {
 				t.Errorf("exit %d, want 0 (stderr %q)", r.code, r.stderr)
@@ -204,7 +206,11 @@ func TestHookFailsOpen(t *testing.T) {
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "ledger: warning: ") {
 				t.Errorf("stderr = %q, want one warning line", r.stderr)
 			}
-			if took > 3*time.Second {
+			// Each event's budget is the binary's to keep (see
+			// TestHookBudgetsWhileLocked); here, only that failing
+			// never hangs: a bound well past what a loaded machine
+			// takes (3 s seen at a load of 18 under -race).
+			if took > 10*time.Second {
 				t.Errorf("took %v", took)
 			}
 			log, err := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log"))
@@ -214,22 +220,35 @@ func TestHookFailsOpen(t *testing.T) {
 		})
 	}
 	// Events ledger does not handle: nothing at all.
-	r := runBin(t, home, `{"hook_event_name":"Notification","message":"hi"}`, "--db", db, "hook")
+	r := runCmd(t, home, `{"hook_event_name":"Notification","message":"hi"}`, "--db", db, "hook")
 	if r.code != 0 || r.stdout != "" || r.stderr != "" {
 		t.Errorf("Notification: %+v", r)
 	}
 }
 
+// TestHookPostToolUseThresholds: PostToolUse suggests a handoff once per
+// threshold passed (50, 100 and 150 tool calls), then stays silent.
 func TestHookPostToolUseThresholds(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	// ae4a77f8 makes 242 tool calls: the 50, 100 and 150 marks have passed.
 	path := filepath.Join(corpusDir(t), "claude", "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	in := hookJSON(t, map[string]any{"session_id": "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "transcript_path": path,
 		"cwd": "/x", "hook_event_name": "PostToolUse", "tool_name": "Bash"})
+	// Ingested first: the thresholds are the test's, not how much of the
+	// transcript a loaded machine reads within PostToolUse's 1 s budget.
+	ingest(t, home, db, path)
 	var said []string
-	for range 4 {
-		r := runBin(t, home, in, "--db", db, "hook")
+	for runs, tries := 0, 0; runs < 4; tries++ {
+		r := runCmd(t, home, in, "--db", db, "hook")
+		if r.code == 0 && strings.Contains(r.stderr, "budget of ") && tries < 20 {
+			// The machine was too busy for the hook's budget: it did
+			// nothing, said so, and the next event does it.
+			t.Logf("run %d: %s", tries+1, strings.TrimSpace(r.stderr))
+			continue
+		}
+		runs++
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
@@ -253,6 +272,7 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 // /compact: one handoff and one compaction record, whoever wins. (The check
 // for an earlier record and the write are one immediate transaction.)
 func TestConcurrentPreCompactOneRecord(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "payments")

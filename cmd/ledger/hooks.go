@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -166,7 +165,7 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		}
 		return agentconfig.UninstallClaudeHooks(doc)
 	}
-	exe, err := os.Executable()
+	exe, err := app.executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the ledger binary: %w", err)
 	}

@@ -41,7 +41,7 @@ func editAgentSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error)
 		}
 		return agentconfig.UninstallGroupHooks(old)
 	}
-	exe, err := os.Executable()
+	exe, err := app.executable()
 	if err != nil {
 		return nil, fmt.Errorf("find the ledger binary: %w", err)
 	}

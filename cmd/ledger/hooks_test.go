@@ -47,6 +47,7 @@ func hookCommands(settings map[string]any, event string) []string {
 }
 
 func TestHooksInstallUninstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -59,7 +60,7 @@ func TestHooksInstallUninstallRoundTrip(t *testing.T) {
 	}
 	install := func(args ...string) changed {
 		t.Helper()
-		r := runBin(t, home, "", append([]string{"hooks"}, append(args, "--json")...)...)
+		r := runCmd(t, home, "", append([]string{"hooks"}, append(args, "--json")...)...)
 		if r.code != 0 {
 			t.Fatalf("hooks %v: exit %d: %s", args, r.code, r.stderr)
 		}
@@ -126,9 +127,10 @@ func TestHooksInstallUninstallRoundTrip(t *testing.T) {
 }
 
 func TestHooksInstallFreshAndBadSettings(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
-	r := runBin(t, home, "", "hooks", "install")
+	r := runCmd(t, home, "", "hooks", "install")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -141,14 +143,14 @@ func TestHooksInstallFreshAndBadSettings(t *testing.T) {
 	// A settings file that is not JSON is reported and left alone.
 	bad := []byte(`{"model": "opus",`)
 	os.WriteFile(path, bad, 0o600)
-	r = runBin(t, home, "", "hooks", "install")
+	r = runCmd(t, home, "", "hooks", "install")
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "ledger: ") {
 		t.Errorf("bad settings: exit %d, %q; want exit 1 and one error line", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(path); string(b) != string(bad) {
 		t.Errorf("bad settings file was rewritten: %q", b)
 	}
-	r = runBin(t, home, "", "hooks", "install", "--scope", "galaxy")
+	r = runCmd(t, home, "", "hooks", "install", "--scope", "galaxy")
 	if r.code != 2 {
 		t.Errorf("bad scope: exit %d, want 2", r.code)
 	}

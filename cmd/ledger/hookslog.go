@@ -53,7 +53,7 @@ func runHooksLog(ctx context.Context, app *App, opts *hooksLogOptions) error {
 	app.reads()
 	f := store.ReceiptFilter{SessionID: opts.Session, Limit: opts.Limit}
 	if opts.Since > 0 {
-		f.Since = time.Now().Add(-opts.Since)
+		f.Since = app.now().Add(-opts.Since)
 	}
 	list, err := app.Engine().HookLog(ctx, f)
 	if err != nil {

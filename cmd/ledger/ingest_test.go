@@ -48,6 +48,7 @@ func ingestWith(t *testing.T, run func(*testing.T, string, string, ...string) re
 }
 
 func TestIngestCorpus(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -163,6 +164,7 @@ func sessionMessages(t *testing.T, home, db string) map[string]float64 {
 }
 
 func TestIngestAppendAndPartialLine(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl")
 	lines := splitLines(t, src)
 	home := t.TempDir()
@@ -224,6 +226,7 @@ func TestIngestAppendAndPartialLine(t *testing.T) {
 }
 
 func TestIngestBadInput(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	dir := filepath.Join(home, "in")
@@ -277,6 +280,7 @@ func TestIngestBadInput(t *testing.T) {
 }
 
 func TestAuditSinceAndUnknownSession(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))
@@ -317,6 +321,7 @@ func TestAuditSinceAndUnknownSession(t *testing.T) {
 // listed says how many more there are, in the text ("and N more") and in
 // the JSON, whose skipped_lines is the listed skips plus skips_not_listed.
 func TestIngestSkipsSaysHowManyMore(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	dir := filepath.Join(home, "in")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,25 +14,90 @@ import (
 )
 
 // ledgerBin is the real binary, built once for the tests that exercise the
-// command as a user runs it (exit codes, stdout/stderr, files).
+// command as a user runs it (exit codes, stdout/stderr, files), or
+// $LEDGER_TEST_BIN (a test's helper process is given its parent's).
 var ledgerBin string
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "ledger-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
-	ledgerBin = filepath.Join(dir, "ledger")
-	build := exec.Command("go", "build", "-o", ledgerBin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ledger:", err)
-		os.Exit(1)
+	defer os.RemoveAll(dir)
+	if ledgerBin = os.Getenv("LEDGER_TEST_BIN"); ledgerBin == "" {
+		ledgerBin = filepath.Join(dir, "ledger")
+		build := exec.Command("go", "build", "-o", ledgerBin, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build ledger:", err)
+			return 1
+		}
+	}
+	trap, err := trapHome(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trap home:", err)
+		return 1
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	if left := homeWrites(trap); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: the tests wrote in the HOME they inherited (without this guard, the developer's own): %s\n", strings.Join(left, ", "))
+		code = 1
+	}
+	return code
+}
+
+// trapHome gives this test process, and every process it starts with its
+// environment, a HOME and XDG folders of its own under dir, so that a test
+// that forgets to give a command a HOME, a --db or an environment can never
+// reach the developer's ledger, hook log or agents' settings; homeWrites
+// then tells that it did. Go's own folders stay where they are (a build in
+// a test must not start from an empty cache).
+func trapHome(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOENV").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env: %w", err)
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"} {
+		if i < len(vals) && vals[i] != "" {
+			os.Setenv(k, vals[i])
+		}
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return "", err
+	}
+	env := map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME": filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
+	for k, v := range env {
+		os.Setenv(k, v)
+	}
+	for _, k := range []string{"LEDGER_DB", "LEDGER_HOST", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
+		os.Unsetenv(k)
+	}
+	return home, nil
+}
+
+// homeWrites lists the files written under the trap HOME, but Go's
+// telemetry counters ($XDG_CONFIG_HOME/go) and caches.
+func homeWrites(home string) []string {
+	var left []string
+	filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(home, path)
+		switch {
+		case err != nil:
+			return nil
+		case rel == filepath.Join(".config", "go") || rel == ".cache":
+			return filepath.SkipDir
+		case !d.IsDir():
+			left = append(left, rel)
+		}
+		return nil
+	})
+	return left
 }
 
 type result struct {
@@ -94,15 +160,48 @@ func runCmd(t *testing.T, home string, stdin string, args ...string) result {
 // ("" for the test's).
 func runCmdIn(t *testing.T, home, dir, stdin string, args ...string) result {
 	t.Helper()
-	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}
-	var out, errb bytes.Buffer
-	app := &App{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }, Getwd: os.Getwd}
+	c := newCmd(home, stdin)
 	if dir != "" {
-		app.Getwd = func() (string, error) { return dir, nil }
+		c.app.Getwd = func() (string, error) { return dir, nil }
 	}
-	code := app.run(context.Background(), args)
-	app.close()
-	return result{out.String(), errb.String(), code}
+	return c.run(args...)
+}
+
+// cmdRun is a command line to run in-process, as runCmd does: its App,
+// whose clock, working folder or terminals a test may set first, its
+// environment, and what it printed.
+type cmdRun struct {
+	app       *App
+	env       map[string]string
+	out, errb bytes.Buffer
+}
+
+// newCmd is an App with buffers for its streams and the clean environment
+// runBin gives the binary, plus env ("KEY=value"). The binary it names in
+// what it writes for agents (hooks, commands) is the built one.
+func newCmd(home, stdin string, env ...string) *cmdRun {
+	c := &cmdRun{env: map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(home, ".state")}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.env[k] = v
+	}
+	c.app = &App{Stdin: strings.NewReader(stdin), Stdout: &c.out, Stderr: &c.errb, Getenv: func(k string) string { return c.env[k] },
+		Getwd: os.Getwd, Executable: func() (string, error) { return ledgerBin, nil },
+		// In-process, a hook or the status line runs under the race
+		// detector and beside the other tests on a loaded machine, many
+		// times slower than the built binary a user runs: its budgets
+		// and waits are ten times the promised ones, so that what a
+		// test proves is what it does. The budgets themselves are the binary's tests
+		// (TestHookBudgetsWhileLocked, TestNonRegularFilesNeverHang...).
+		hookTimeScale: 10}
+	return c
+}
+
+// run runs the command line, once.
+func (c *cmdRun) run(args ...string) result {
+	code := c.app.run(context.Background(), args)
+	c.app.close()
+	return result{c.out.String(), c.errb.String(), code}
 }
 
 func decodeJSON(t *testing.T, s string, v any) {
@@ -113,6 +212,7 @@ func decodeJSON(t *testing.T, s string, v any) {
 }
 
 func TestInitJSON(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "x", "ledger.db")
 	r := runCmd(t, home, "", "--db", db, "init", "--json")
@@ -142,6 +242,7 @@ func TestInitJSON(t *testing.T) {
 }
 
 func TestDatabasePathResolution(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	tests := []struct {
 		name string
@@ -174,6 +275,7 @@ func TestDatabasePathResolution(t *testing.T) {
 }
 
 func TestVersionJSON(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "version", "--json")
 	if r.code != 0 {
@@ -192,6 +294,7 @@ func TestVersionJSON(t *testing.T) {
 }
 
 func TestExitCodesAndErrors(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	if err := os.WriteFile(notDir, []byte("x"), 0o600); err != nil {
@@ -225,6 +328,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 }
 
 func TestHelpTouchesNothing(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	r := runCmd(t, home, "", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "clear, don't compact") {

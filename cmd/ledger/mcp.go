@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -145,7 +144,7 @@ func runMCPInstall(app *App, opts *mcpInstallOptions) error {
 	}
 	edit := cfg.Uninstall
 	if opts.Install {
-		exe, err := os.Executable()
+		exe, err := app.executable()
 		if err != nil {
 			return fmt.Errorf("find the ledger binary: %w", err)
 		}

@@ -92,11 +92,12 @@ func (c *mcpClient) ok(name string, args map[string]any, out any) string {
 // cursor, a bad argument, a missing session, and calls made while another
 // `ledger ingest` process writes.
 func TestMCPEndToEnd(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingestBin(t, home, db, corpus)
-	if r := runBin(t, home, "", "--db", db, "compact", mcpSession[:8], "--out", filepath.Join(home, "h.md")); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", mcpSession[:8], "--out", filepath.Join(home, "h.md")); r.code != 0 {
 		t.Fatalf("compact: %d %s", r.code, r.stderr)
 	}
 	const max = 8000 // the default cap
@@ -182,7 +183,7 @@ func TestMCPEndToEnd(t *testing.T) {
 		t.Errorf("meter: %+v", m)
 	}
 	c.ok("note", map[string]any{"kind": "decision", "text": "keep the zeppelin parser"}, nil)
-	if r := runBin(t, home, "", "--db", db, "search", "zeppelin", "--kind", "note", "--json"); r.code != 0 || !strings.Contains(r.stdout, mcpSession) {
+	if r := runCmd(t, home, "", "--db", db, "search", "zeppelin", "--kind", "note", "--json"); r.code != 0 || !strings.Contains(r.stdout, mcpSession) {
 		t.Errorf("the note is not in the ledger: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 
@@ -240,6 +241,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 // TestMCPFlags: a cap too small is a usage error.
 func TestMCPFlags(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	if r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "mcp", "--max-chars", "10"); r.code != 2 || !strings.Contains(r.stderr, "--max-chars 10") {
 		t.Errorf("--max-chars 10: exit %d %q", r.code, r.stderr)
@@ -250,6 +252,7 @@ func TestMCPFlags(t *testing.T) {
 // configuration, pointing at this binary; uninstall gives the user's file
 // back byte for byte (a file install created is removed).
 func TestMCPInstall(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	exe, err := filepath.EvalSymlinks(ledgerBin)
 	if err != nil {
@@ -262,7 +265,7 @@ func TestMCPInstall(t *testing.T) {
 	}
 	mcpCmd := func(dir string, args ...string) doc {
 		t.Helper()
-		r := runBinIn(t, home, dir, "", append([]string{"mcp"}, append(args, "--json")...)...)
+		r := runCmdIn(t, home, dir, "", append([]string{"mcp"}, append(args, "--json")...)...)
 		if r.code != 0 {
 			t.Fatalf("mcp %v: exit %d: %s", args, r.code, r.stderr)
 		}
@@ -330,7 +333,7 @@ func TestMCPInstall(t *testing.T) {
 	}
 
 	for _, bad := range [][]string{{"--agent", "gemini"}, {"--scope", "galaxy"}, {"--agent", "codex", "--scope", "project"}} {
-		if r := runBin(t, home, "", append([]string{"mcp", "install"}, bad...)...); r.code != 2 {
+		if r := runCmd(t, home, "", append([]string{"mcp", "install"}, bad...)...); r.code != 2 {
 			t.Errorf("mcp install %v: exit %d, want 2 (%s)", bad, r.code, r.stderr)
 		}
 	}

@@ -235,6 +235,7 @@ func connectMCP(t *testing.T, cmd *exec.Cmd) (*mcpClient, error) {
 // write (another user's, a read-only mount) as the read commands do;
 // before, every tool failed, the server opening the ledger to write first.
 func TestMCPReadOnlyLedger(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, "data")
 	db := filepath.Join(dir, "ledger.db")

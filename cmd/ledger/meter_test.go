@@ -23,6 +23,7 @@ type meterOut struct {
 // cache read of the last API response, whether the meter reads the file or
 // the ledger. The figures were computed from the usage fields with python3.
 func TestMeterExactFromUsage(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	sample := sampleDir(t)
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestMeterExactFromUsage(t *testing.T) {
 }
 
 func TestMeterWindowAndThresholds(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	file := filepath.Join(corpus, "claude", "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	home := t.TempDir()

@@ -10,6 +10,7 @@ import (
 // current project), the next handoff carries it verbatim in its section,
 // search finds it, and bad usage is a usage error.
 func TestNote(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))

@@ -62,6 +62,7 @@ func lastReceipt(t *testing.T, db string) store.HookReceipt {
 // resume gives nothing; forget --project removes what was there; after
 // resume-recording new sessions are kept again.
 func TestPauseKeepsAProjectOutOfTheLedger(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := filepath.Join(home, "src", "client")
 	os.MkdirAll(project, 0o755)
@@ -134,6 +135,7 @@ func TestPauseKeepsAProjectOutOfTheLedger(t *testing.T) {
 // A .ledgerignore at a repository's top folder keeps it out: sessions in a
 // sub-folder included, with no command.
 func TestLedgerIgnoreFileKeepsARepositoryOut(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	repo := filepath.Join(home, "src", "secret")
 	sub := filepath.Join(repo, "svc")

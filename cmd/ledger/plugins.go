@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/agentledger/ledger/cmd/internal/agentconfig"
 	"github.com/agentledger/ledger/cmd/internal/engine"
@@ -43,7 +42,7 @@ func runPluginHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	}
 	var changed bool
 	if opts.Install {
-		exe, err := os.Executable()
+		exe, err := app.executable()
 		if err != nil {
 			return fmt.Errorf("find the ledger binary: %w", err)
 		}

@@ -22,6 +22,7 @@ import (
 // one that cannot be reached is a one-line error, and no SQLite file (or
 // folder called postgres:) appears.
 func TestDBURLIsNeverAFile(t *testing.T) {
+	t.Parallel()
 	home, dir := t.TempDir(), t.TempDir()
 	for _, url := range []string{"postgres://nobody@127.0.0.1:1/team", "postgresql://nobody@127.0.0.1:1/team"} {
 		r := runBinIn(t, home, dir, "", "--db", url, "sessions")
@@ -42,11 +43,11 @@ func TestDBURLIsNeverAFile(t *testing.T) {
 	}
 }
 
-// ledgerEnv runs the binary with a clean environment and these extra
-// variables.
+// ledgerEnv runs a command line in-process with a clean environment and
+// these extra variables.
 func ledgerEnv(t *testing.T, home string, env []string, args ...string) result {
 	t.Helper()
-	return execLedger(t, home, "", "", env, args...)
+	return newCmd(home, "", env...).run(args...)
 }
 
 type ledgerCounts struct {
@@ -72,6 +73,7 @@ func counts(t *testing.T, home, db string) ledgerCounts {
 // one server at once; the server holds exactly what one SQLite ingest of
 // it holds, and each session once.
 func TestTeamLedgerConcurrentIngest(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	url := pgtest.URL(t)
 	home := t.TempDir()
@@ -89,7 +91,8 @@ func TestTeamLedgerConcurrentIngest(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = ledgerEnv(t, home, []string{"LEDGER_HOST=machine-" + string(rune('a'+i))}, "--db", url, "ingest", corpus)
+			// Processes, as eight machines are.
+			results[i] = execLedger(t, home, "", "", []string{"LEDGER_HOST=machine-" + string(rune('a'+i))}, "--db", url, "ingest", corpus)
 		}()
 	}
 	wg.Wait()
@@ -129,6 +132,7 @@ var parityQueries = [][]string{
 // TestSearchParity: the same queries find the same sessions on SQLite and
 // on PostgreSQL holding the same corpus.
 func TestSearchParity(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	url := pgtest.URL(t)
 	home := t.TempDir()
@@ -170,6 +174,7 @@ func TestSearchParity(t *testing.T) {
 // TestSyncTwice: sync pushes a local ledger to a server; a second sync
 // sends nothing, and the server then holds what the local ledger holds.
 func TestSyncTwice(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	url := pgtest.URL(t)
 	home := t.TempDir()
@@ -215,6 +220,7 @@ func TestSyncTwice(t *testing.T) {
 // TestTeamLedgerSameAnswers: the read commands give the same output on
 // SQLite and on PostgreSQL holding the same corpus, session by session.
 func TestTeamLedgerSameAnswers(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	url := pgtest.URL(t)
 	home := t.TempDir()
@@ -246,6 +252,7 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 // TestMCPOnPostgres: the MCP server works unchanged on a team ledger: its
 // read tools on a read-only session of the server, its note tool writing.
 func TestMCPOnPostgres(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	url := pgtest.URL(t)
 	home := t.TempDir()
@@ -280,6 +287,7 @@ func TestMCPOnPostgres(t *testing.T) {
 // TestServeOnPostgres: the web view serves a team ledger: the session
 // list, a session, a search.
 func TestServeOnPostgres(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	if r := runBin(t, home, "", "--db", url, "ingest", sampleDir(t)); r.code != 0 {
@@ -324,6 +332,7 @@ func TestServeOnPostgres(t *testing.T) {
 // compaction record with a handoff; the transcript's boundary completes it
 // at SessionEnd; a receipt is left for each run.
 func TestHooksOnPostgres(t *testing.T) {
+	t.Parallel()
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
 	lines := splitLines(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
 	boundary := -1

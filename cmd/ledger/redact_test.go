@@ -146,6 +146,7 @@ func hasCommand(t *testing.T, home, name string) bool {
 // secret appears in the database file, its WAL, the full-text index, a
 // handoff (output and file), a search result, resume output or a listing.
 func TestSeededSecretsNeverStored(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	dir := filepath.Join(home, "projects", "-home-dev-src-shop")
@@ -245,6 +246,7 @@ func TestSeededSecretsNeverStored(t *testing.T) {
 // that redact --rescan then removes them from the rows, the index, the file
 // and the WAL.
 func TestNoRedactThenRescan(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	dir := filepath.Join(home, "projects", "-home-dev-src-shop")
@@ -310,6 +312,7 @@ func TestNoRedactThenRescan(t *testing.T) {
 // false positive unless inspection says otherwise (store's
 // TestRedactCorpusFalsePositives logs them with their context).
 func TestRedactCorpus(t *testing.T) {
+	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -331,6 +334,7 @@ func TestRedactCorpus(t *testing.T) {
 }
 
 func TestRedactUsage(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	for _, args := range [][]string{{"redact"}, {"redact", "--json"}, {"--no-redact", "redact", "--rescan"}} {
@@ -349,6 +353,7 @@ func TestRedactUsage(t *testing.T) {
 // agent session (version, resume, search, sessions) in a fresh process and
 // checks that none compiled the secret rules (~30 ms); ingest does.
 func TestReadCommandsDoNotLoadSecretRules(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("LEDGER_TEST_LAZY_RULES") != "" {
 		lazyRulesHelper(t)
 		return
@@ -357,9 +362,9 @@ func TestReadCommandsDoNotLoadSecretRules(t *testing.T) {
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestReadCommandsDoNotLoadSecretRules$")
-	// HOME stays: the helper's TestMain builds the binary, with the cache
-	// under HOME.
-	cmd.Env = append(os.Environ(), "LEDGER_TEST_LAZY_RULES="+db)
+	// The helper's TestMain takes this run's binary rather than building
+	// one.
+	cmd.Env = append(os.Environ(), "LEDGER_TEST_LAZY_RULES="+db, "LEDGER_TEST_BIN="+ledgerBin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("helper: %v\n%s", err, out)
@@ -433,6 +438,7 @@ func claudeLine(t *testing.T, session, uuid string, m compact.Message) []byte {
 // password in prose): none of them is in the database file, its WAL or the
 // full-text index afterwards.
 func TestSecretsInEveryPlacementNeverStored(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	const session = "5eed7a1e-0c0d-4e5a-9b1f-2d3c4b5a6f71"

@@ -15,6 +15,7 @@ import (
 // writes each platform's binary and SHA256SUMS that verify. One platform
 // here: the four take minutes.
 func TestReleaseBuild(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds ledger with the Makefile")
 	}

@@ -76,6 +76,7 @@ func watchPeak(t *testing.T, p *proc) func() int64 {
 // and the message keeps the output's start and end around a marker that
 // gives its size.
 func TestLongLineBoundedMemory(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	const session = "4a4a4a4a-0000-4000-8000-000000000050"
@@ -156,7 +157,12 @@ func readOnlyWays(t *testing.T, dir string) map[string]func(args ...string) *exe
 	mount := func(args ...string) *exec.Cmd {
 		return exec.Command("unshare", append([]string{"-m", "sh", "-c", `mount --bind -o ro "$0" "$0" && exec "$@"`, dir, ledgerBin}, args...)...)
 	}
-	if err := mount("version").Run(); err == nil {
+	// The probe names the ledger and gives an environment, as every
+	// command a test runs must: a bare `version` opened the default
+	// ledger of the HOME the tests inherited (issue 29.14).
+	probe := mount("--db", filepath.Join(dir, "ledger.db"), "version")
+	probe.Env = binEnv(t.TempDir())
+	if err := probe.Run(); err == nil {
 		ways["read-only mount"] = mount
 	} else {
 		t.Logf("no read-only mount here (unshare: %v)", err)
@@ -169,6 +175,7 @@ func readOnlyWays(t *testing.T, dir string) map[string]func(args ...string) *exe
 // without a writer's WAL beside it; a command that writes says so in one
 // line.
 func TestReadOnlyLedger(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, "data")
 	db := filepath.Join(dir, "ledger.db")
@@ -268,6 +275,7 @@ func forgetMarkers(n int) []string {
 // is anywhere in the database file or its WAL, read as raw bytes; the
 // other session is whole, and the ledger is healthy.
 func TestForgetLeavesNoBytes(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	const gone, kept = "f0f0f0f0-0000-4000-8000-000000000001", "c0c0c0c0-0000-4000-8000-000000000002"
@@ -395,6 +403,7 @@ const slack = 3 * time.Second
 // a hook's transcript_path, is skipped at once and said so in one line;
 // before, opening it blocked forever and SIGTERM did not help.
 func TestNonRegularFilesNeverHang(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	fifo := filepath.Join(home, "pipe.jsonl")
@@ -425,6 +434,7 @@ func TestNonRegularFilesNeverHang(t *testing.T) {
 // between transactions, also while it waits for another process's write
 // lock, and a hook whose stdin never ends; the ledger is left whole.
 func TestSignalsStopCleanly(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	if r := runBin(t, home, "", "--db", db, "init"); r.code != 0 {
@@ -433,11 +443,17 @@ func TestSignalsStopCleanly(t *testing.T) {
 	lock := holdWriteLock(t, db)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		p := startBin(t, home, "", "--db", db, "ingest", sampleDir(t))
-		time.Sleep(300 * time.Millisecond)
+		// Once it has the ledger open it is past its start (its signals
+		// handled) and about to wait for the lock, which it then waits
+		// for up to 5 s per attempt: a stop well before that is the
+		// signal's.
+		waitOpen(t, p, db)
 		p.cmd.Process.Signal(sig)
-		took := endsWithin(t, p, 1500*time.Millisecond)
-		if p.exitCode != 1 || !strings.Contains(p.errb.String(), "interrupted") {
-			t.Errorf("%v while waiting for the lock: exit %d after %v, stderr %q; want 1, interrupted", sig, p.exitCode, took, p.errb.String())
+		signalled := time.Now()
+		endsWithin(t, p, 5*time.Second)
+		took := time.Since(signalled)
+		if p.exitCode != 1 || !strings.Contains(p.errb.String(), "interrupted") || took > 3*time.Second {
+			t.Errorf("%v while waiting for the lock: exit %d %v after the signal, stderr %q; want 1, interrupted, at once", sig, p.exitCode, took, p.errb.String())
 		}
 	}
 	lock.release()
@@ -470,12 +486,41 @@ func TestSignalsStopCleanly(t *testing.T) {
 		}
 		took := endsWithin(t, p, time.Second+slack)
 		w.Close()
-		if !signal && (p.exitCode != 0 || !strings.Contains(p.errb.String(), "hook input")) {
-			t.Errorf("stdin never closed: exit %d after %v, stderr %q; want 0 and a warning", p.exitCode, took, p.errb.String())
+		// What ended it is in what it says, whatever the machine's load:
+		// its budget for the input ("within 1s"), or the signal (handled:
+		// "interrupted"; or, sent before the process handled signals,
+		// the signal's own default).
+		stderr := p.errb.String()
+		if !signal && (p.exitCode != 0 || !strings.Contains(stderr, "no complete hook input on stdin within 1s")) {
+			t.Errorf("stdin never closed: exit %d after %v, stderr %q; want 0 and a warning", p.exitCode, took, stderr)
 		}
-		if signal && took > time.Second {
-			t.Errorf("SIGTERM to a hook reading stdin: ended after %v", took)
+		if signal && !p.exitSignal && (p.exitCode != 0 || !strings.Contains(stderr, "interrupted") || strings.Contains(stderr, "within 1s")) {
+			t.Errorf("SIGTERM to a hook reading stdin: exit %d after %v, stderr %q; want it to stop on the signal, not at its budget", p.exitCode, took, stderr)
 		}
+	}
+}
+
+// waitOpen waits until p has the file at path open, which says that it is
+// past its start (Linux: /proc/PID/fd), or p ends. Where there is no
+// /proc it waits 300 ms.
+func waitOpen(t *testing.T, p *proc, path string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+	if _, err := os.Stat(fds); err != nil {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	for !p.exited() {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == path {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -520,6 +565,7 @@ func (l *writeLock) release() {
 // to read in the budget (read in part, the rest left for the next event).
 // Memory stays small.
 func TestHookDeadlineWhateverItReads(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	sparse := filepath.Join(home, "zeros.jsonl")
@@ -545,39 +591,56 @@ func TestHookDeadlineWhateverItReads(t *testing.T) {
 		}
 	}
 
-	// A transcript of 160 MB: each SessionEnd reads what fits in its
-	// budget, commits it, and leaves the rest to the next event, until it
-	// is all read.
+	// A transcript of 64 MB, more than SessionEnd reads in its 1 s budget
+	// (ingest reads ~45 MB/s, and a hook reads for 45% of its budget):
+	// each SessionEnd reads what fits in its budget, commits it, and
+	// leaves the rest to the next event, until it is all read. A machine
+	// too busy to read anything in a run's budget leaves it all to the
+	// next (the cursor stays); the cursor never goes back.
 	const session = "8b8b8b8b-0000-4000-8000-000000000008"
 	var part bytes.Buffer
 	if err := transcript.Generate(&part, transcript.GenOptions{Seed: 8, SessionID: session, Project: "/home/dev/src/big", Messages: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	big := filepath.Join(home, session+".jsonl")
-	appendFile(t, big, bytes.Repeat(part.Bytes(), 160<<20/part.Len()+1))
+	appendFile(t, big, bytes.Repeat(part.Bytes(), 64<<20/part.Len()+1))
 	fi, err := os.Stat(big)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := hookInput("SessionEnd", session, big, home, map[string]any{"reason": "other"})
-	var offsets []int64
-	for len(offsets) < 12 && (len(offsets) == 0 || offsets[len(offsets)-1] < fi.Size()) {
+	var offsets []int64 // the cursor after each run that read something
+	for runs, stalled := 0, 0; stalled < 10 && (len(offsets) == 0 || offsets[len(offsets)-1] < fi.Size()); runs++ {
 		p := startBin(t, home, in, "--db", db, "hook")
-		took := endsWithin(t, p, time.Second+slack)
+		// What this test proves is the reading in parts (the cursor
+		// below); that the run ends, not when: at a load of 18 a run
+		// of this loop took 4 s (1 s of budget) as other processes
+		// starved it. The budgets' own bounds are TestHookBudgetsWhileLocked's.
+		took := endsWithin(t, p, time.Second+4*slack)
 		if p.exitCode != 0 {
-			t.Errorf("SessionEnd on 160 MB: exit %d after %v: %s", p.exitCode, took, p.errb.String())
+			t.Errorf("SessionEnd on 64 MB: exit %d after %v: %s", p.exitCode, took, p.errb.String())
 		}
 		var off int64
 		rawDB(t, db).Get(&off, `SELECT coalesce(max(offset), 0) FROM cursors`)
-		if len(offsets) > 0 && off <= offsets[len(offsets)-1] {
-			t.Fatalf("cursor after each SessionEnd: %v, then %d; want each to read on from the last", offsets, off)
+		last := int64(0)
+		if len(offsets) > 0 {
+			last = offsets[len(offsets)-1]
 		}
-		offsets = append(offsets, off)
+		switch {
+		case off < last:
+			t.Fatalf("cursor after each SessionEnd: %v, then %d: it went back", offsets, off)
+		case off == last:
+			stalled++
+			t.Logf("run %d read nothing in its budget (%v)", runs+1, took)
+		default:
+			stalled = 0
+			offsets = append(offsets, off)
+		}
 	}
 	if len(offsets) < 2 || offsets[len(offsets)-1] != fi.Size() {
-		t.Errorf("cursor after each SessionEnd: %v; want the 160 MB read in parts, to its end (%d)", offsets, fi.Size())
+		t.Errorf("cursor after each SessionEnd that read: %v; want the 64 MB read in parts, to its end (%d)", offsets, fi.Size())
 	}
-	t.Logf("160 MB read by %d SessionEnd runs: %v", len(offsets), offsets)
+	t.Logf("64 MB read by %d SessionEnd runs: %v", len(offsets), offsets)
 }
 
 // receiptLines are the receipts the hook log holds (those the ledger
@@ -606,6 +669,7 @@ func receiptLines(t *testing.T, home string) []store.HookReceipt {
 // lock is released, the next hook stores what was left: the new lines,
 // the handoff's row and compaction record, and its receipt in the ledger.
 func TestHookBudgetsWhileLocked(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	project := filepath.Join(home, "src", "payments")
@@ -660,11 +724,19 @@ func TestHookBudgetsWhileLocked(t *testing.T) {
 	}
 
 	lock.release()
-	p = startBin(t, home, hookInput("Stop", sampleSession, path, project, nil), "--db", db, "hook")
-	endsWithin(t, p, time.Second+slack)
-	p.wantClean(t)
-	if got := storedCounts(t, home, db)[sampleSession]; got.Messages != 28 {
-		t.Errorf("after the lock: %+v, want the 28 messages", got)
+	// The next Stop stores it all; on a machine too busy to read the
+	// transcript's new lines within Stop's budget, the one after it.
+	for runs := 1; ; runs++ {
+		p = startBin(t, home, hookInput("Stop", sampleSession, path, project, nil), "--db", db, "hook")
+		endsWithin(t, p, time.Second+slack)
+		p.wantClean(t)
+		got := storedCounts(t, home, db)[sampleSession]
+		if got.Messages == 28 {
+			break
+		}
+		if runs == 10 {
+			t.Fatalf("after the lock and %d Stop events: %+v, want the 28 messages", runs, got)
+		}
 	}
 	var hs []struct {
 		Session string `json:"session"`
@@ -686,7 +758,19 @@ func TestHookBudgetsWhileLocked(t *testing.T) {
 	}
 	defer s.Close()
 	rs, err := s.HookReceipts(context.Background(), store.ReceiptFilter{SessionID: sampleSession})
-	if err != nil || len(rs) != 1 || rs[0].Event != "Stop" || rs[0].Outcome != store.OutcomeOK || !strings.Contains(rs[0].Detail, "stored 1 handoff") {
-		t.Errorf("receipts in the ledger: %+v, %v; want the last Stop's, storing the pending handoff", rs, err)
+	// The Stops' receipts: one stored the pending handoff; none failed.
+	// (On a busy machine a Stop may leave its reading, or its last step,
+	// the session's resume state, to the next event, and says so.)
+	stored := 0
+	for _, r := range rs {
+		if r.Event != "Stop" || r.Outcome != store.OutcomeOK && r.Outcome != store.OutcomeDeferred {
+			t.Errorf("receipt %+v, want a Stop's, ok or deferred", r)
+		}
+		if strings.Contains(r.Detail, "stored 1 handoff") {
+			stored++
+		}
+	}
+	if err != nil || len(rs) == 0 || stored != 1 {
+		t.Errorf("receipts in the ledger: %+v, %v; want the Stops', one storing the pending handoff", rs, err)
 	}
 }

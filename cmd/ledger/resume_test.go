@@ -69,6 +69,7 @@ func gitRepo(t *testing.T, dir string) {
 }
 
 func TestResumeBudgetEverySize(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
@@ -126,6 +127,7 @@ func firstWords(s string, n int) string {
 }
 
 func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, filepath.Join(corpusDir(t), "claude"))
@@ -151,6 +153,7 @@ func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
 }
 
 func TestResumeClearSessionAndStaleness(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	repo := filepath.Join(home, "src", "payments")
 	gitRepo(t, repo)
@@ -158,10 +161,19 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	git(t, repo, "worktree", "add", "-q", "-b", "other", wt)
 	db := filepath.Join(home, "ledger.db")
 
-	// The old session ran in the main checkout; a handoff was written there.
+	// The old session ran in the main checkout; a handoff was written
+	// there an hour ago, after the files were last written.
 	old := "11111111-2222-4333-8444-555555555555"
 	ingest(t, home, db, sampleInProject(t, home, repo, old))
-	if r := runCmd(t, home, "", "--db", db, "compact", old); r.code != 0 {
+	at := time.Now().Add(-time.Hour)
+	for _, f := range []string{"session_store.go", "clock.go", "session_store_test.go", "refresh_test.go"} {
+		if err := os.Chtimes(filepath.Join(repo, "pkg", "auth", f), at.Add(-time.Hour), at.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compact := newCmd(home, "")
+	compact.app.Now = func() time.Time { return at }
+	if r := compact.run("--db", db, "compact", old); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 
@@ -187,7 +199,6 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	}
 
 	// Now things move: a file changes on disk, a commit, another branch.
-	time.Sleep(1100 * time.Millisecond) // the handoff's time has one-second precision
 	os.WriteFile(filepath.Join(repo, "pkg", "auth", "clock.go"), []byte("package auth // changed\n"), 0o644)
 	git(t, repo, "checkout", "-q", "-b", "next")
 	git(t, repo, "commit", "-q", "-am", "change")
@@ -204,6 +215,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 }
 
 func TestResumeUsageAndNotFound(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	ingest(t, home, db, sampleDir(t))

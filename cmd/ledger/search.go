@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/term"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -102,10 +102,10 @@ func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
 		req.Source = opts.Agent
 	}
 	var err error
-	if req.Since, err = parseTimeFlag("--since", opts.Since, time.Now()); err != nil {
+	if req.Since, err = parseTimeFlag("--since", opts.Since, app.now()); err != nil {
 		return err
 	}
-	if req.Until, err = parseTimeFlag("--until", opts.Until, time.Now()); err != nil {
+	if req.Until, err = parseTimeFlag("--until", opts.Until, app.now()); err != nil {
 		return err
 	}
 	res, err := app.Engine().Search(ctx, req)
@@ -134,7 +134,7 @@ func printHits(w io.Writer, hits []store.Hit, colour bool) {
 	}
 	start, end := "[", "]"
 	if colour {
-		start, end = highlight[0], highlight[1]
+		start, end = term.HighlightOn, term.HighlightOff
 	}
 	for _, h := range hits {
 		who := h.Kind

@@ -39,6 +39,7 @@ func searchFixture(t *testing.T) (home, db string) {
 }
 
 func TestSearchHostileQueriesNeverFail(t *testing.T) {
+	t.Parallel()
 	home, db := searchFixture(t)
 	for _, q := range []string{`"unbalanced`, `AND`, `NEAR(`, `*`, `)`, `(`, `OR`, `NOT`, `-`, `"`, `^`, `col:x`, `a AND OR NOT b`,
 		`"a" "b`, `'; DROP TABLE messages; --`, `***`, `NEAR(a b, 3)`, `{a b}`, `-"x"`} {
@@ -58,6 +59,7 @@ func TestSearchHostileQueriesNeverFail(t *testing.T) {
 }
 
 func TestSearchPathsAndIdentifiers(t *testing.T) {
+	t.Parallel()
 	home, db := searchFixture(t)
 	for _, q := range []string{"pkg/auth/session_store.go", "session_store.go", "TestSessionExpiry", "inventory/reserve.py", "RESERVE_SQL"} {
 		t.Run(q, func(t *testing.T) {
@@ -89,6 +91,7 @@ func TestSearchPathsAndIdentifiers(t *testing.T) {
 }
 
 func TestSearchLanguageAndFilters(t *testing.T) {
+	t.Parallel()
 	home, db := searchFixture(t)
 	const claude, codex = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57", "0199f3a2-7d4e-7c10-b2a9-5e8f1d3c6a20"
 	all := func(hits []hit, ok func(hit) bool) bool {
@@ -165,6 +168,7 @@ func TestSearchLanguageAndFilters(t *testing.T) {
 // before or after flags; `--` still ends the flags; a misspelt long flag is
 // a usage error that shows the `--` form.
 func TestSearchQueryStartingWithDash(t *testing.T) {
+	t.Parallel()
 	home, db := searchFixture(t)
 	excluded := func(word string) func([]hit) bool {
 		return func(hits []hit) bool {

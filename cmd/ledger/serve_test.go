@@ -15,6 +15,7 @@ import (
 )
 
 func TestLoopbackAddr(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:7788": true, "localhost:7788": true, "[::1]:7788": true, "127.0.0.2:80": true,
 		":7788": false, "0.0.0.0:7788": false, "192.168.1.9:7788": false, "example.com:80": false,
@@ -31,6 +32,7 @@ func TestLoopbackAddr(t *testing.T) {
 // TestServeRefusals: a non-loopback address needs --allow-remote (usage
 // error), and a ledger that does not exist is an error, not a new file.
 func TestServeRefusals(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	if r := runCmd(t, home, "", "--db", db, "serve", "--addr", "0.0.0.0:0"); r.code != 2 || !strings.Contains(r.stderr, "--allow-remote") {
@@ -51,9 +53,10 @@ func TestServeRefusals(t *testing.T) {
 // serve beyond loopback, and stops cleanly on Ctrl-C, its database
 // untouched.
 func TestServeBinary(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	if r := runBin(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}
 	before, _ := os.ReadFile(db)

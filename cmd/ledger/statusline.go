@@ -62,7 +62,7 @@ already have.`,
 
 // runStatusline prints the status line, whatever happens.
 func runStatusline(ctx context.Context, app *App, opts *statuslineOptions) {
-	raw := readStatusInput(app.Stdin)
+	raw := readStatusInput(app.Stdin, app.scaled(statusInputWait))
 	chained := make(chan string, 1)
 	if opts.Chain != "" {
 		go func() { chained <- runChained(ctx, opts.Chain, raw) }()
@@ -108,7 +108,7 @@ func learnStatusWindow(ctx context.Context, app *App, raw []byte) {
 	if _, err := os.Stat(path); err != nil && !store.IsURL(path) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, statusLearnWait)
+	ctx, cancel := context.WithTimeout(ctx, app.scaled(statusLearnWait))
 	defer cancel()
 	read := engine.New(app.openStore, engine.Options{})
 	defer read.Close()
@@ -119,11 +119,12 @@ func learnStatusWindow(ctx context.Context, app *App, raw []byte) {
 		return store.Open(ctx, path, app.serverOptions(path)...)
 	}, engine.Options{})
 	defer write.Close()
-	write.LearnWindow(store.WithLockDeadline(ctx, time.Now().Add(statusLearnWait/2)), session, tokens)
+	write.LearnWindow(store.WithLockDeadline(ctx, time.Now().Add(app.scaled(statusLearnWait/2))), session, tokens)
 }
 
-// readStatusInput is the status-line JSON, nil when none came in time.
-func readStatusInput(r io.Reader) []byte {
+// readStatusInput is the status-line JSON, nil when none came within
+// wait.
+func readStatusInput(r io.Reader, wait time.Duration) []byte {
 	ch := make(chan []byte, 1)
 	go func() {
 		b, err := io.ReadAll(io.LimitReader(r, maxStatusInput))
@@ -135,7 +136,7 @@ func readStatusInput(r io.Reader) []byte {
 	select {
 	case b := <-ch:
 		return b
-	case <-time.After(statusInputWait):
+	case <-time.After(wait):
 		return nil
 	}
 }
@@ -154,7 +155,7 @@ func statusWithin(ctx context.Context, app *App, raw []byte) string {
 	if !withLedger {
 		return noLedger
 	}
-	ctx, cancel := context.WithTimeout(ctx, statusLedgerWait)
+	ctx, cancel := context.WithTimeout(ctx, app.scaled(statusLedgerWait))
 	defer cancel()
 	// An engine of its own: one that is late is left to the process's exit
 	// rather than closed (which would wait for it).

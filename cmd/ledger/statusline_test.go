@@ -19,16 +19,18 @@ func statusFixture(t testing.TB, name string) string {
 	return string(b)
 }
 
-// runStatus runs `ledger statusline` with extra environment variables.
+// runStatus runs `ledger statusline` in-process with extra environment
+// variables.
 func runStatus(t testing.TB, home, stdin string, env []string, args ...string) result {
 	t.Helper()
-	return execLedger(t, home, "", stdin, env, append([]string{"statusline"}, args...)...)
+	return newCmd(home, stdin, env...).run(append([]string{"statusline"}, args...)...)
 }
 
 // TestStatuslineOnClaudeInput runs the status line on Claude Code's
 // status-line JSON of today, of a session's start and of an old version,
 // with the auto-compaction settings, and on input it cannot read.
 func TestStatuslineOnClaudeInput(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	for _, c := range []struct {
 		name, input string
@@ -67,18 +69,19 @@ func TestStatuslineOnClaudeInput(t *testing.T) {
 // TestStatuslineHandoffAge: once the session has a handoff, the line
 // shows its age and the handoff is no longer due.
 func TestStatuslineHandoffAge(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
 	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
-	if r := runBin(t, home, "", "--db", db, "ingest", src); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "ingest", src); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
 	}
 	input := strings.Replace(statusFixture(t, "current.json"), "00893aaf-19fa-41d2-8238-13269b9b3ca0", session, 1)
 	if r := runStatus(t, home, input, []string{"LEDGER_DB=" + db}); !strings.Contains(r.stdout, "no handoff · ⚑ handoff due") {
 		t.Fatalf("before the handoff: %q", r.stdout)
 	}
-	if r := runBin(t, home, "", "--db", db, "compact", session); r.code != 0 {
+	if r := runCmd(t, home, "", "--db", db, "compact", session); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
 	r := runStatus(t, home, input, []string{"LEDGER_DB=" + db})
@@ -91,6 +94,7 @@ func TestStatuslineHandoffAge(t *testing.T) {
 // chaining the one the user had, and uninstall gives settings.json back
 // byte for byte.
 func TestHooksInstallStatusline(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -100,7 +104,7 @@ func TestHooksInstallStatusline(t *testing.T) {
 }
 `
 	os.WriteFile(path, []byte(orig), 0o600)
-	if r := runBin(t, home, "", "hooks", "install", "--statusline"); r.code != 0 {
+	if r := runCmd(t, home, "", "hooks", "install", "--statusline"); r.code != 0 {
 		t.Fatalf("install: %s", r.stderr)
 	}
 	s := readSettings(t, path)
@@ -121,11 +125,11 @@ func TestHooksInstallStatusline(t *testing.T) {
 		t.Errorf("installed status line prints %q (%v)", out, err)
 	}
 	before, _ := os.ReadFile(path)
-	runBin(t, home, "", "hooks", "install", "--statusline")
+	runCmd(t, home, "", "hooks", "install", "--statusline")
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Errorf("second install changed the file (chained ledger in ledger?):\n%s", after)
 	}
-	if r := runBin(t, home, "", "hooks", "uninstall"); r.code != 0 {
+	if r := runCmd(t, home, "", "hooks", "uninstall"); r.code != 0 {
 		t.Fatalf("uninstall: %s", r.stderr)
 	}
 	if got, _ := os.ReadFile(path); string(got) != orig {
@@ -133,12 +137,12 @@ func TestHooksInstallStatusline(t *testing.T) {
 	}
 	// No status line before: uninstall removes ledger's.
 	os.WriteFile(path, []byte("{\n  \"model\": \"opus\"\n}\n"), 0o600)
-	runBin(t, home, "", "hooks", "install", "--statusline")
-	runBin(t, home, "", "hooks", "uninstall")
+	runCmd(t, home, "", "hooks", "install", "--statusline")
+	runCmd(t, home, "", "hooks", "uninstall")
 	if got, _ := os.ReadFile(path); string(got) != "{\n  \"model\": \"opus\"\n}\n" {
 		t.Errorf("uninstall left:\n%s", got)
 	}
-	if r := runBin(t, home, "", "hooks", "install", "--statusline", "--agent", "codex"); r.code != 2 {
+	if r := runCmd(t, home, "", "hooks", "install", "--statusline", "--agent", "codex"); r.code != 2 {
 		t.Errorf("--statusline --agent codex: exit %d, want 2", r.code)
 	}
 }
@@ -160,7 +164,7 @@ func BenchmarkStatusline(b *testing.B) {
 	}
 	input := strings.Replace(statusFixture(b, "current.json"), "00893aaf-19fa-41d2-8238-13269b9b3ca0", session, 1)
 	for b.Loop() {
-		r := runStatus(b, home, input, []string{"LEDGER_DB=" + db})
+		r := execLedger(b, home, "", input, []string{"LEDGER_DB=" + db}, "statusline")
 		if !strings.Contains(r.stdout, "handoff ") || strings.Contains(r.stdout, "no handoff") {
 			b.Fatalf("line %q", r.stdout)
 		}

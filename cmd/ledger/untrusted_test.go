@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/term"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -304,7 +305,7 @@ const terminalControls = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\rzeb
 // rawControl finds a control character a terminal would obey in s, past
 // search's own highlight.
 func rawControl(s string) (int, bool) {
-	for _, h := range highlight {
+	for _, h := range []string{term.HighlightOn, term.HighlightOff} {
 		s = strings.ReplaceAll(s, h, "")
 	}
 	i := strings.IndexFunc(s, func(r rune) bool {

@@ -24,6 +24,8 @@ type Engine struct {
 	// abandoned is set when a hook run returned with its work still
 	// running (RunHook): the store must not be closed then.
 	abandoned bool
+	// hookScale multiplies a hook run's budget and waits (Options).
+	hookScale float64
 }
 
 // Options configures an Engine.
@@ -33,6 +35,12 @@ type Options struct {
 	Now func() time.Time
 	// Home is the user's home folder, for a hook's "~/..." transcript path.
 	Home string
+	// HookTimeScale multiplies a hook run's budget and its waits (0: 1,
+	// the budgets agents are promised). Only tests set it: under the race
+	// detector on a loaded machine a hook's work takes many times what it
+	// takes a user, and a test of what a hook does, not of its budget
+	// (the built binary's tests keep to those), gives it room.
+	HookTimeScale float64
 }
 
 // New returns an Engine whose store open opens at its first use.
@@ -40,7 +48,7 @@ func New(open func(context.Context) (*store.Store, error), o Options) *Engine {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Engine{open: open, now: o.Now, home: o.Home}
+	return &Engine{open: open, now: o.Now, home: o.Home, hookScale: o.HookTimeScale}
 }
 
 // Store opens the store on first use, and returns it. The front doors' plain

@@ -16,6 +16,7 @@ import (
 // TestPlanRead walks planRead's table: where a file is read from, given
 // what its cursor says.
 func TestPlanRead(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func TestPlanRead(t *testing.T) {
 // TestWriteHandoffOnce: a second PreCompact handoff at the same point of
 // the transcript writes nothing and returns the first one's id.
 func TestWriteHandoffOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, s := openEngine(t)
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -109,6 +111,7 @@ func TestWriteHandoffOnce(t *testing.T) {
 // TestHookEvents: every event has a budget well inside its settings
 // timeout (the README's budgets), and only those events are handled.
 func TestHookEvents(t *testing.T) {
+	t.Parallel()
 	want := map[string]time.Duration{"SessionStart": 2 * time.Second, "PostToolUse": time.Second, "Stop": time.Second,
 		"SessionEnd": time.Second, "PreCompact": 10 * time.Second}
 	for _, ev := range HookEvents() {
@@ -123,6 +126,7 @@ func TestHookEvents(t *testing.T) {
 }
 
 func TestParseTime(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	for in, want := range map[string]time.Time{
 		"": {}, "36h": now.Add(-36 * time.Hour), "7d": now.AddDate(0, 0, -7), "2w": now.AddDate(0, 0, -14),

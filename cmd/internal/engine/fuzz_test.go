@@ -27,6 +27,7 @@ var hookSeeds = []string{
 }
 
 func TestHookInputSeeds(t *testing.T) {
+	t.Parallel()
 	for _, s := range hookSeeds[:8] {
 		in, err := DecodeHookInput(strings.NewReader(s))
 		if err != nil || in.Event == "" || in.SessionID == "" || in.TranscriptPath == "" {

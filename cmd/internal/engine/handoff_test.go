@@ -73,6 +73,7 @@ func claudeLines(session, cwd, repo string, at time.Time) string {
 // shows changed is uncommitted, one committed since the session started
 // is committed, a new one is new.
 func TestHandoffProjectAndLiveFiles(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

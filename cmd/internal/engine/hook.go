@@ -383,6 +383,15 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 	}
 	written := ""
 	if !locked {
+		// A session whose lines were all left for later (the budget
+		// spent before the first was read) has no row for the handoff's
+		// to refer to yet: its handoff waits, as it does for the lock,
+		// until the session is ingested.
+		if _, err := st.Session(ctx, in.SessionID); notFound(err) {
+			locked = true
+		}
+	}
+	if !locked {
 		h, err := storeHandoff(store.WithLockDeadline(ctx, c.handoffLockBy), st, d, true)
 		switch {
 		case err == nil && !h.Written:

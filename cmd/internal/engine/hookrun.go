@@ -70,9 +70,10 @@ type HookRun struct {
 // process, and Close leaves the store to the work (see Engine.Close).
 func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) HookRun {
 	start := time.Now()
-	in, err := readHookInput(ctx, stdin, hookInputWait, o)
+	wait := e.scaled(hookInputWait)
+	in, err := readHookInput(ctx, stdin, wait, o)
 	if err != nil {
-		return e.hookEnd(ctx, o, HookInput{}, start, start.Add(hookInputWait), hookResult{outcome: store.OutcomeFailed, err: err})
+		return e.hookEnd(ctx, o, HookInput{}, start, start.Add(wait), hookResult{outcome: store.OutcomeFailed, err: err})
 	}
 	budget, ok := HookBudget(in.Event)
 	if !ok {
@@ -81,6 +82,7 @@ func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) Ho
 	if in.TranscriptPath == "" && o.Database != "" {
 		in.TranscriptPath = o.Database // OpenCode's and Kilo's plugin (plugins.go)
 	}
+	budget = e.scaled(budget)
 	hard := start.Add(budget - hookExit)
 	share := func(f float64) time.Time { return start.Add(time.Duration(float64(budget) * f)) }
 	c := hookClocks{lockBy: share(hookLockShare), readBy: share(hookReadShare), handoffLockBy: share(hookHandoffShare)}
@@ -105,6 +107,14 @@ func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) Ho
 			detail: fmt.Sprintf("the budget of %v ran out with the work unfinished: left for the next event", budget)}
 		return e.hookEnd(ctx, o, in, start, hard, r)
 	}
+}
+
+// scaled is d times the engine's HookTimeScale.
+func (e *Engine) scaled(d time.Duration) time.Duration {
+	if e.hookScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * e.hookScale)
 }
 
 // readHookInput decodes the hook's input, waiting for it at most wait
@@ -163,7 +173,7 @@ func (e *Engine) writeReceipt(ctx context.Context, stateDir string, r store.Hook
 	}
 	if !e.abandoned && e.st != nil && !e.st.ReadOnly() {
 		st := e.st
-		by := time.Now().Add(hookReceiptWait)
+		by := time.Now().Add(e.scaled(hookReceiptWait))
 		if by.After(hard) {
 			by = hard
 		}

@@ -37,6 +37,7 @@ func dropped(s LossSide) []string {
 // against the state of the work at its cut (the lines before its
 // compact_boundary, as the handoff eval cuts it).
 func TestLossReportCorpus(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := openEngine(t)
 	tr := corpusFile(t, "claude", "spotter-258c7280")
@@ -75,6 +76,7 @@ func TestLossReportCorpus(t *testing.T) {
 // has no native summary; its report checks the stored handoff, whose
 // Markdown a tight budget cut: at 400 tokens the files give way first.
 func TestLossReportOwnHandoff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, _ := openEngine(t)
 	e.now = func() time.Time { return time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC) }

@@ -3,6 +3,7 @@ package engine
 import "testing"
 
 func TestLossMatchFiles(t *testing.T) {
+	t.Parallel()
 	summary := newLossText("Modified `lib/app/session_live.ex` and router.ex; the new pkg/auth/store.go.orig backup " +
 		"and xclock.go stay. Also touched auth/store.go. See config/test.exs.")
 	for _, tc := range []struct {
@@ -26,6 +27,7 @@ func TestLossMatchFiles(t *testing.T) {
 }
 
 func TestLossMatchTasks(t *testing.T) {
+	t.Parallel()
 	summary := newLossText("Done: gqc.4 and gqc.5. Now on spotter-gqc.6; item 3 of the todo list is open.")
 	for _, tc := range []struct {
 		id, subject string
@@ -46,6 +48,7 @@ func TestLossMatchTasks(t *testing.T) {
 }
 
 func TestLossMatchWords(t *testing.T) {
+	t.Parallel()
 	summary := newLossText(`The user asked: "check again". Auto-generated migrations use ALTER TABLE modify, which SQLite
 doesn't support for nullability changes, so they are rewritten with a table rewrite pattern. LiveView tests run
 in a separate process and need the shared sandbox mode. The project, session, tests and files were reviewed.`)
@@ -69,6 +72,7 @@ in a separate process and need the shared sandbox mode. The project, session, te
 }
 
 func TestLossMatchErrors(t *testing.T) {
+	t.Parallel()
 	summary := newLossText("Dialyzer still fails in otel_trace_helpers.ex: the pattern can never match.")
 	for _, tc := range []struct {
 		err  string
@@ -85,6 +89,7 @@ func TestLossMatchErrors(t *testing.T) {
 }
 
 func TestStem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range [][2]string{{"closing", "clos"}, {"closes", "clos"}, {"close", "clos"}, {"closed", "clos"},
 		{"entries", "entry"}, {"go", "go"}, {"tests", "test"}, {"uses", "use"}} {
 		if got := stem(tc[0]); got != tc[1] {

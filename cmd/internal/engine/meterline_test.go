@@ -7,6 +7,7 @@ import (
 )
 
 func TestMeterLineShowsOnlyWhatIsKnown(t *testing.T) {
+	t.Parallel()
 	live := []compact.Message{
 		{Role: compact.RoleUser, Blocks: []compact.Block{{Kind: compact.BlockText, Text: "run the tests"}}},
 		{Role: compact.RoleAssistant, Blocks: []compact.Block{{Kind: compact.BlockToolUse, ToolName: "Bash", Input: `{"command":"go test ./..."}`}}},

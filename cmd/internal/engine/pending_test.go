@@ -15,6 +15,7 @@ import (
 // once (a second draft of the same compaction is dropped with its file),
 // and forget removes a session's pending drafts with the rest.
 func TestPendingHandoff(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, st := openEngine(t)
 	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {

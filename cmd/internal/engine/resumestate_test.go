@@ -79,6 +79,7 @@ func writeGenerated(t *testing.T, path string, o transcript.GenOptions) []byte {
 // each project have a stored resume state equal to what extracting now
 // gives, and that every other session gets one at its first resume.
 func TestResumeStateAfterIngest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, st := openEngine(t)
 	dir := t.TempDir()
@@ -139,6 +140,7 @@ func TestResumeStateAfterIngest(t *testing.T) {
 // the stored state stale (resume then extracts, and says the same as with
 // a current state), and that the Stop hook brings it up to date.
 func TestResumeStateFollowsTheSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e, st := openEngine(t)
 	dir := t.TempDir()

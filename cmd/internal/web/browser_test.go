@@ -66,6 +66,7 @@ func TestBrowser(t *testing.T) {
 	if os.Getenv("LEDGER_KEEP_SCREENSHOTS") != "" {
 		shots = os.Getenv("LEDGER_KEEP_SCREENSHOTS")
 	}
+	browserHome := t.TempDir()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -74,6 +75,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// A home of its own: Chromium writes crash-report settings and a
+		// dconf cache under HOME, never the developer's.
+		chromedp.Env("HOME="+browserHome, "XDG_CONFIG_HOME="+filepath.Join(browserHome, ".config"), "XDG_CACHE_HOME="+filepath.Join(browserHome, ".cache")),
 		chromedp.WindowSize(1280, 1000),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestTermWriter(t *testing.T) {
+func TestWriter(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"plain text, tab\tand newline\n", "plain text, tab\tand newline\n"},
@@ -20,52 +20,52 @@ func TestTermWriter(t *testing.T) {
 		{"bidi \u202eevil\u2066", `bidi \u202eevil\u2066`},
 		{"bad \xff byte", `bad \xff byte`},
 		{"é ü 日本 🙂", "é ü 日本 🙂"},
-		{"a " + highlight[0] + "hit" + highlight[1] + " b", "a " + highlight[0] + "hit" + highlight[1] + " b"},
+		{"a " + HighlightOn + "hit" + HighlightOff + " b", "a " + HighlightOn + "hit" + HighlightOff + " b"},
 		{"\x1b[1;33", `\u001b[1;33`},
 		{"\x1b[8mhidden", `\u001b[8mhidden`},
 	} {
 		var whole, bytewise bytes.Buffer
-		w := &termWriter{w: &whole}
+		w := NewWriter(&whole)
 		w.Write([]byte(tc.in))
-		w.flush()
+		w.Flush()
 		if got := whole.String(); got != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
 		}
 		// Written a byte at a time (runes and the highlight cut across
 		// writes), the same.
-		w = &termWriter{w: &bytewise}
+		w = NewWriter(&bytewise)
 		for i := 0; i < len(tc.in); i++ {
 			w.Write([]byte{tc.in[i]})
 		}
-		w.flush()
+		w.Flush()
 		if got := bytewise.String(); got != tc.want {
 			t.Errorf("%q a byte at a time: got %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
 
-// FuzzTermWriter: whatever is written, however it is cut, the terminal
+// FuzzWriter: whatever is written, however it is cut, the terminal
 // gets no control character but newline, tab and the highlight's, no
 // bidirectional override, and the same bytes as when written at once.
-func FuzzTermWriter(f *testing.F) {
+func FuzzWriter(f *testing.F) {
 	for _, s := range []string{"", "x\n", "\x1b]52;c;eA==\x07", "\x1b[1;33mhit\x1b[0m", "\xe6\x97", "\u009b\u202e", "\x1b"} {
 		f.Add([]byte(s), 1)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut int) {
 		var whole, parts bytes.Buffer
-		w := &termWriter{w: &whole}
+		w := NewWriter(&whole)
 		w.Write(data)
-		w.flush()
+		w.Flush()
 		cut = max(0, min(len(data), cut))
-		w = &termWriter{w: &parts}
+		w = NewWriter(&parts)
 		w.Write(data[:cut])
 		w.Write(data[cut:])
-		w.flush()
+		w.Flush()
 		if whole.String() != parts.String() {
 			t.Fatalf("%q: %q at once, %q cut at %d", data, whole.String(), parts.String(), cut)
 		}
 		out := whole.String()
-		for _, s := range highlight {
+		for _, s := range [...]string{HighlightOn, HighlightOff} {
 			out = strings.ReplaceAll(out, s, "")
 		}
 		for i, r := range out {
