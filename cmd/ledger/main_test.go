@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

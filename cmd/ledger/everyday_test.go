@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The first day of a new user, on the real corpus laid out as the agents
+// lay it out under a fake HOME (issue 29): ~/.claude/projects/<cwd as
+// dashes>/<session>.jsonl with each subagent's file in
+// <session>/subagents/, and ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl.
+
+// layOutCorpus links the corpus's transcripts into home as Claude Code and
+// Codex keep them (links, not copies: the corpus stays where it is), with a
+// Claude Code prompt history beside them as a real ~/.claude has.
+func layOutCorpus(t testing.TB, home string) {
+	t.Helper()
+	corpus := corpusDirTB(t)
+	nonWord := regexp.MustCompile(`[^A-Za-z0-9]`)
+	claude, _ := filepath.Glob(filepath.Join(corpus, "claude", "*.jsonl"))
+	for _, f := range claude {
+		cwd, session := firstFields(t, f)
+		dir := filepath.Join(home, ".claude", "projects", nonWord.ReplaceAllString(cwd, "-"))
+		dst := filepath.Join(dir, session+".jsonl")
+		if _, agent, ok := strings.Cut(filepath.Base(f), ".subagents."); ok {
+			dst = filepath.Join(dir, session, "subagents", agent)
+		}
+		link(t, f, dst)
+	}
+	codex, _ := filepath.Glob(filepath.Join(corpus, "codex", "*.jsonl"))
+	for _, f := range codex {
+		name := filepath.Base(f)
+		name = name[strings.Index(name, "rollout-"):]
+		// rollout-2026-02-23T12-40-23-<id>.jsonl goes in sessions/2026/02/23
+		link(t, f, filepath.Join(home, ".codex", "sessions", name[8:12], name[13:15], name[16:18], name))
+	}
+	history := `{"display":"fix the flaky test","pastedContents":{},"timestamp":1760000000000,"project":"/home/marco/projects/spotter"}` + "\n"
+	if err := os.WriteFile(filepath.Join(home, ".claude", "history.jsonl"), []byte(history), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func link(t testing.TB, src, dst string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(src, dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstFields is the first cwd and sessionId a Claude Code transcript names.
+func firstFields(t testing.TB, path string) (cwd, session string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() && (cwd == "" || session == "") {
+		var l struct{ Cwd, SessionID string }
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		cwd, session = cmpOr(cwd, l.Cwd), cmpOr(session, l.SessionID)
+	}
+	if cwd == "" || session == "" {
+		t.Fatalf("%s names no cwd or session", path)
+	}
+	return cwd, session
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// corpusDirTB is corpusDir for a testing.TB.
+func corpusDirTB(t testing.TB) string {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		return corpusDir(tt)
+	}
+	dir := os.Getenv("LEDGER_CORPUS")
+	if dir == "" {
+		t.Skip("set LEDGER_CORPUS")
+	}
+	return dir
+}
+
+// corpusLedger is a fresh HOME with the corpus laid out in it and a ledger
+// (its default place) that has ingested it all, as a new user's first
+// `ledger ingest ~/.claude/projects ~/.codex/sessions` leaves it. The
+// ingest runs once per test binary; each caller gets a copy of its ledger.
+func corpusLedger(t *testing.T) (home, db string) {
+	t.Helper()
+	corpusDir(t) // skip without the corpus
+	ingested.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ledger-corpus-")
+		if err != nil {
+			ingested.err = err.Error()
+			return
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+		layOutCorpus(t, dir)
+		ingested.db = filepath.Join(dir, "ledger.db")
+		r := runCmd(t, dir, "", "--db", ingested.db, "ingest", filepath.Join(dir, ".claude", "projects"), filepath.Join(dir, ".codex", "sessions"))
+		if r.code != 0 {
+			ingested.err = r.stderr
+		}
+		// The ledger closed, its WAL is checkpointed into the file: a copy
+		// of the file is the whole ledger.
+		if fi, err := os.Stat(ingested.db + "-wal"); err == nil && fi.Size() > 0 {
+			ingested.err = "a WAL is left beside the ingested ledger"
+		}
+	})
+	if ingested.err != "" {
+		t.Fatalf("ingest the corpus: %s", ingested.err)
+	}
+	home = t.TempDir()
+	layOutCorpus(t, home)
+	db = filepath.Join(home, ".local", "share", "ledger", "ledger.db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(ingested.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, db
+}
+
+var ingested struct {
+	once    sync.Once
+	db, err string
+}
+
+// cleanups run when the test binary ends (TestMain).
+var cleanups []func()
+
+// searchHits runs `ledger search ARGS --json` and returns its hits.
+func searchHits(t *testing.T, home, db string, args ...string) []map[string]any {
+	t.Helper()
+	r := runCmd(t, home, "", append([]string{"--db", db, "search", "--json"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("search %q: exit %d: %s", args, r.code, r.stderr)
+	}
+	var hits []map[string]any
+	decodeJSON(t, r.stdout, &hits)
+	return hits
+}
+
+// TestSearchFlagLikeWord: `ledger search -- --strict`, the form search's
+// help and its error message give for a word that looks like a flag,
+// finds what mentions --strict, as the quoted '"--strict"' does. It found
+// nothing: the query's own "-" read as "leave out -strict".
+func TestSearchFlagLikeWord(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	quoted := searchHits(t, home, db, "--limit", "100", `"--strict"`)
+	if len(quoted) == 0 {
+		t.Fatal(`'"--strict"' finds nothing on the corpus`)
+	}
+	got := searchHits(t, home, db, "--limit", "100", "--", "--strict")
+	if len(got) != len(quoted) {
+		t.Errorf("search -- --strict: %d hits, want the %d of '\"--strict\"'", len(got), len(quoted))
+	}
+	// A single dash still leaves a word out.
+	if n := len(searchHits(t, home, db, "--limit", "100", "--", "strict", "-mix")); n >= len(quoted) {
+		t.Errorf("search strict -mix: %d hits, want fewer than %d", n, len(quoted))
+	}
+}
