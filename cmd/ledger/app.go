@@ -310,7 +310,7 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 			}
 		},
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(err)} })
 	root.PersistentFlags().StringVar(&app.dbFlag, "db", "", "database `path` (default $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db)")
 	root.PersistentFlags().StringVar(&app.cpuProfile, "cpuprofile", "", "write a CPU profile to `file` (inspect with go tool pprof)")
 	root.PersistentFlags().BoolVar(&app.noRedact, "no-redact", false,
@@ -341,6 +341,24 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		newSyncCmd(app),
 	)
 	return root
+}
+
+// flagError says what a flag given a value of the wrong kind wants, in
+// place of pflag's message, which quotes Go's parser ("strconv.ParseInt:
+// parsing "abc": invalid syntax").
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "uint": "a whole number", "float64": "a number",
+		"bool": "true or false", "duration": "a duration such as 36h or 90m",
+	}[iv.GetFlag().Value.Type()]
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("--%s %q: want %s", iv.GetFlag().Name, iv.GetValue(), want)
 }
 
 // noArgs, exactArgs and friends wrap cobra's argument checks as usage errors.

@@ -184,3 +184,26 @@ func TestSearchFlagLikeWord(t *testing.T) {
 		t.Errorf("search strict -mix: %d hits, want fewer than %d", n, len(quoted))
 	}
 }
+
+// TestFlagValueErrors: a flag given a value of the wrong kind is a usage
+// error (exit 2) in one line that says what the flag wants, without Go's
+// parser internals ("strconv.ParseInt: parsing ...").
+func TestFlagValueErrors(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions", "--limit", "abc"}, `--limit "abc": want a whole number`},
+		{[]string{"search", "x", "--limit=1.5"}, `--limit "1.5": want a whole number`},
+		{[]string{"hooks", "log", "--since", "abc"}, `--since "abc": want a duration such as 36h or 90m`},
+		{[]string{"search", "x", "--json=maybe"}, `--json "maybe": want true or false`},
+	} {
+		r := runCmd(t, home, "", append([]string{"--db", db}, tc.args...)...)
+		if r.code != 2 || r.stderr != "ledger: "+tc.want+"\n" {
+			t.Errorf("%q: exit %d, %q; want exit 2 and %q", tc.args, r.code, r.stderr, "ledger: "+tc.want)
+		}
+	}
+}

@@ -70,7 +70,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 		if flag, ok := strings.CutPrefix(err.Error(), "unknown flag: "); ok {
 			return usagef("%v (to search for %s, end the flags first: ledger search -- '%s')", err, flag, flag)
 		}
-		return usageError{err}
+		return usageError{flagError(err)}
 	})
 	f := cmd.Flags()
 	f.StringVar(&opts.Session, "session", "", "only this `session` (id or unique prefix)")
