@@ -207,3 +207,30 @@ func TestFlagValueErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSessionKey: every JSON document names a session under the
+// contract's key, "session": hooks log (and doctor's last receipts) said
+// "session_id", unlike search, note, audit, meter, resume and forget.
+func TestJSONSessionKey(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	payload := `{"hook_event_name":"SessionStart","session_id":"11111111-2222-3333-4444-555555555555","source":"startup","cwd":"` + home + `"}`
+	if r := runCmd(t, home, payload, "--db", db, "hook"); r.code != 0 {
+		t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
+	}
+	r := runCmd(t, home, "", "--db", db, "hooks", "log", "--json")
+	var log []map[string]any
+	decodeJSON(t, r.stdout, &log)
+	if len(log) != 1 || log[0]["session"] != "11111111-2222-3333-4444-555555555555" || log[0]["session_id"] != nil {
+		t.Errorf("hooks log --json = %s, want one receipt with its \"session\" (and no \"session_id\")", r.stdout)
+	}
+	r = runCmd(t, home, "", "--db", db, "doctor", "--json")
+	var doc struct {
+		Receipts []map[string]any `json:"last_hook_receipts"`
+	}
+	decodeJSON(t, r.stdout, &doc)
+	if len(doc.Receipts) != 1 || doc.Receipts[0]["session"] == nil {
+		t.Errorf("doctor --json last_hook_receipts = %v, want the receipt's \"session\"", doc.Receipts)
+	}
+}
