@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentledger/ledger/store/pgtest"
 )
 
 // The first day of a new user, on the real corpus laid out as the agents
@@ -232,5 +234,26 @@ func TestJSONSessionKey(t *testing.T) {
 	decodeJSON(t, r.stdout, &doc)
 	if len(doc.Receipts) != 1 || doc.Receipts[0]["session"] == nil {
 		t.Errorf("doctor --json last_hook_receipts = %v, want the receipt's \"session\"", doc.Receipts)
+	}
+}
+
+// TestDoctorPostgresSegments: on a team ledger (PostgreSQL), whose GIN
+// indexes have no segments, doctor prints no "full-text segments:" line
+// (it printed one with nothing after it).
+func TestDoctorPostgresSegments(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	if r := runCmd(t, home, "", "--db", url, "init"); r.code != 0 {
+		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
+	}
+	r := runCmd(t, home, "", "--db", url, "doctor")
+	if r.code != 0 {
+		t.Fatalf("doctor: exit %d: %s", r.code, r.stderr)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasSuffix(strings.TrimSpace(line), ":") {
+			t.Errorf("doctor prints a line with nothing after it: %q\n%s", line, r.stdout)
+		}
 	}
 }
