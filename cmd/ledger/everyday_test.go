@@ -257,3 +257,33 @@ func TestDoctorPostgresSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffEmphasisBalanced: no handoff of the corpus's sessions has an
+// item with a broken bold marker. "**Key fix in this session:** Resolved
+// ..." became the decision "Key fix in this session:** Resolved ...": the
+// opening marker was stripped, the closing one kept.
+func TestHandoffEmphasisBalanced(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	r := runCmd(t, home, "", "--db", db, "sessions", "--json")
+	var list []struct{ ID string }
+	decodeJSON(t, r.stdout, &list)
+	for _, s := range list {
+		r := runCmd(t, home, "", "--db", db, "compact", s.ID, "--json", "--out", filepath.Join(home, s.ID+".md"))
+		if r.code != 0 {
+			t.Fatalf("compact %s: exit %d: %s", s.ID, r.code, r.stderr)
+		}
+		var h struct {
+			Decisions []string `json:"decisions"`
+			NextSteps []string `json:"next_steps"`
+			Blockers  []string `json:"blockers"`
+			Errors    []string `json:"errors"`
+		}
+		decodeJSON(t, r.stdout, &h)
+		for _, item := range append(append(append(h.Decisions, h.NextSteps...), h.Blockers...), h.Errors...) {
+			if strings.Count(item, "**")%2 != 0 {
+				t.Errorf("session %s: item with a broken bold marker: %q", s.ID[:8], item)
+			}
+		}
+	}
+}
