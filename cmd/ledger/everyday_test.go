@@ -287,3 +287,26 @@ func TestHandoffEmphasisBalanced(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestAgentFolderQuietly: ingesting the agent's whole folder
+// (~/.claude, as a user tries first) warns about nothing on each run: the
+// prompt history Claude Code keeps beside the transcripts
+// (~/.claude/history.jsonl; Codex keeps one in ~/.codex) is not a
+// transcript, and was warned about at every ingest.
+func TestIngestAgentFolderQuietly(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	layOutCorpus(t, home)
+	db := filepath.Join(home, "ledger.db")
+	for i := range 2 {
+		r := runCmd(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude"))
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("ingest ~/.claude, run %d: exit %d, stderr %q; want no warning", i+1, r.code, r.stderr)
+		}
+	}
+	// Named on the command line, it is still no transcript: an error.
+	r := runCmd(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude", "history.jsonl"))
+	if r.code == 0 || !strings.Contains(r.stderr, "history.jsonl") {
+		t.Errorf("ingest history.jsonl: exit %d, %q; want an error naming it", r.code, r.stderr)
+	}
+}
