@@ -310,3 +310,31 @@ func TestIngestAgentFolderQuietly(t *testing.T) {
 		t.Errorf("ingest history.jsonl: exit %d, %q; want an error naming it", r.code, r.stderr)
 	}
 }
+
+// TestUnpause: the command that records a paused project again is named
+// for what it does, `ledger unpause` (resume-recording read like resume's
+// kin); the old name still works; pause --list and the help say unpause.
+func TestUnpause(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	project := filepath.Join(home, "client")
+	os.MkdirAll(project, 0o700)
+	if r := runCmd(t, home, "", "--db", db, "pause", "--project", project); r.code != 0 || !strings.Contains(r.stdout, "ledger unpause") {
+		t.Errorf("pause: exit %d, %q; want it to say how to undo it (ledger unpause)", r.code, r.stdout)
+	}
+	if r := runCmd(t, home, "", "--db", db, "pause", "--list"); !strings.Contains(r.stdout, "ledger unpause --project "+project) {
+		t.Errorf("pause --list = %q, want the unpause command", r.stdout)
+	}
+	if r := runCmd(t, home, "", "--db", db, "unpause", "--project", project); r.code != 0 || r.stdout != "recording resumed for "+project+"\n" {
+		t.Errorf("unpause: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	runCmd(t, home, "", "--db", db, "pause", "--project", project)
+	if r := runCmd(t, home, "", "--db", db, "resume-recording", "--project", project); r.code != 0 || r.stdout != "recording resumed for "+project+"\n" {
+		t.Errorf("resume-recording (the old name): exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	help := runCmd(t, home, "", "--help").stdout
+	if !strings.Contains(help, "unpause") || strings.Contains(help, "resume-recording") {
+		t.Errorf("ledger --help lists %q; want unpause, not resume-recording", help)
+	}
+}
