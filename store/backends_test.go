@@ -283,6 +283,11 @@ var contractCases = []contractCase{
 			{q: "timeout", o: SearchOptions{Host: "test-host"}, want: []string{"q1", "q2"}},
 			{q: "timeout", o: SearchOptions{Host: "other"}, want: nil},
 			{q: "timeout", o: SearchOptions{Since: at.Add(90 * time.Minute)}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/work/web"}}, want: []string{"q1"}},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/work"}}, want: nil},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/wor"}}, want: []string{"q1", "q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeProjects: []string{"/work/api"}, Limit: 1}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeProjects: []string{"/work"}}, want: []string{"q1", "q2"}},
 			{q: "AND NEAR( ^ :", want: nil},
 		} {
 			o := tc.o

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"slices"
 	"time"
 
@@ -39,7 +40,12 @@ type SearchOptions struct {
 	Role      string // messages of this role only (leaves out handoffs and compactions)
 	Host      string // sessions of this machine only (Session.Host)
 	Source    string // sessions of this agent only (Session.Source)
-	Limit     int
+	// ExcludeTrees leaves out the sessions of these folders and of the
+	// folders below them (paused projects); ExcludeProjects those of
+	// these project folders themselves (projects with a .ledgerignore).
+	// They are left out before the limit is applied.
+	ExcludeTrees, ExcludeProjects []string
+	Limit                         int
 }
 
 // Hit is one search result.
@@ -195,7 +201,7 @@ func selectHits(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]H
 	return hits, nil
 }
 
-// scopeFilters adds the project, host, agent, time and role filters on the
+// scopeFilters adds the project, host, agent, exclusion, time and role filters on the
 // rows of ix (alias t), on both backends.
 func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	if o.Project != "" {
@@ -209,6 +215,17 @@ func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	}
 	if o.Source != "" {
 		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE source = " + q.arg(o.Source) + ")")
+	}
+	if len(o.ExcludeTrees)+len(o.ExcludeProjects) > 0 {
+		var or []string
+		for _, d := range o.ExcludeTrees {
+			dir := filepath.Clean(d)
+			or = append(or, "project = "+q.arg(dir)+" OR (project >= "+q.arg(dir+"/")+" AND project < "+q.arg(dir+"0")+")")
+		}
+		for _, p := range o.ExcludeProjects {
+			or = append(or, "project = "+q.arg(p))
+		}
+		q.add(" AND t.session_id NOT IN (SELECT id FROM sessions WHERE " + strings.Join(or, " OR ") + ")")
 	}
 	if !o.Since.IsZero() {
 		q.add(" AND t." + ix.at + " >= " + q.arg(o.Since.UTC()))

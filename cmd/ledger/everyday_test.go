@@ -338,3 +338,76 @@ func TestUnpause(t *testing.T) {
 		t.Errorf("ledger --help lists %q; want unpause, not resume-recording", help)
 	}
 }
+
+// sessionProject is the project of a session, as sessions --json says.
+func sessionProject(t *testing.T, home, db, id string) string {
+	t.Helper()
+	r := runCmd(t, home, "", "--db", db, "sessions", "--json")
+	var list []struct{ ID, Project string }
+	decodeJSON(t, r.stdout, &list)
+	for _, s := range list {
+		if s.ID == id {
+			return s.Project
+		}
+	}
+	t.Fatalf("no session %s", id)
+	return ""
+}
+
+// TestSearchLimitAfterPause: pausing one project leaves its hits out of
+// search, not the other projects' hits: --limit counts the hits shown. It
+// was applied before the paused project's hits were dropped, so that
+// `search spotter --limit 3` found fewer than 3 (none when the top 3 were
+// the paused project's) though other projects hold many.
+func TestSearchLimitAfterPause(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	top := searchHits(t, home, db, "spotter", "--limit", "3")
+	if len(top) != 3 {
+		t.Fatalf("search spotter --limit 3: %d hits before any pause", len(top))
+	}
+	paused := sessionProject(t, home, db, top[0]["session"].(string))
+	if r := runCmd(t, home, "", "--db", db, "pause", "--project", paused); r.code != 0 {
+		t.Fatalf("pause: %s", r.stderr)
+	}
+	var others int
+	for _, h := range searchHits(t, home, db, "spotter", "--limit", "1000") {
+		if sessionProject(t, home, db, h["session"].(string)) == paused {
+			t.Errorf("a hit of the paused project %s: %v", paused, h)
+		}
+		others++
+	}
+	got := searchHits(t, home, db, "spotter", "--limit", "3")
+	if want := min(others, 3); len(got) != want {
+		t.Errorf("after pausing %s, search spotter --limit 3: %d hits; want %d (of %d in other projects)", paused, len(got), want, others)
+	}
+}
+
+// TestSearchLimitAfterLedgerignore: a project with a .ledgerignore is left
+// out of search as a paused one is, the limit counting the hits shown.
+func TestSearchLimitAfterLedgerignore(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	kept, ignored := filepath.Join(home, "src", "kept"), filepath.Join(home, "src", "ignored")
+	os.MkdirAll(kept, 0o700)
+	os.MkdirAll(ignored, 0o700)
+	// The ignored project's session is ingested last: its hits come first.
+	ingest(t, home, db, sampleInProject(t, home, kept, "eeeeeeee-1111-4222-8333-444444444401"))
+	ingest(t, home, db, sampleInProject(t, home, ignored, "eeeeeeee-1111-4222-8333-444444444402"))
+	if hits := searchHits(t, home, db, "SessionStore", "--limit", "2"); len(hits) != 2 || hits[0]["session"] != "eeeeeeee-1111-4222-8333-444444444402" {
+		t.Fatalf("before the .ledgerignore: %v", hits)
+	}
+	if err := os.WriteFile(filepath.Join(ignored, ".ledgerignore"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hits := searchHits(t, home, db, "SessionStore", "--limit", "2")
+	if len(hits) != 2 {
+		t.Errorf("search --limit 2 after a .ledgerignore in the other project: %d hits, want 2", len(hits))
+	}
+	for _, h := range hits {
+		if h["session"] != "eeeeeeee-1111-4222-8333-444444444401" {
+			t.Errorf("a hit of the ignored project: %v", h)
+		}
+	}
+}
