@@ -116,11 +116,18 @@ type searchIndex struct {
 
 var searchIndexes = []searchIndex{
 	// kind           fts                table          at            role      where
-	{KindMessage, "messages_fts", "messages", "at", "t.role", " AND t.compact_summary = 0"}, // a summary message is found as its compaction
+	{KindMessage, "messages_fts", "messages", "at", messageRole, " AND t.compact_summary = 0"}, // a summary message is found as its compaction
 	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", ""},
 	{KindCompaction, "compactions_fts", "compactions", "at", "''", ""},
 	{KindNote, "notes_fts", "notes", "created_at", "''", ""},
 }
+
+// messageRole is who a message's text is from: a tool result is the
+// tool's, whichever role its agent gives the line (Claude Code keeps tool
+// results in user lines, Codex in tool items). Search shows and filters by
+// it: --role tool is every agent's tool output, --role user what users
+// typed.
+const messageRole = "CASE WHEN t.kind = 'tool_result' THEN 'tool' ELSE t.role END"
 
 // scoreWindow is how many of an index's newest matches a query with
 // optional terms scores (see rank).
@@ -234,7 +241,7 @@ func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 		q.add(" AND t." + ix.at + " < " + q.arg(o.Until.UTC()))
 	}
 	if o.Role != "" {
-		q.add(" AND t.role = " + q.arg(o.Role))
+		q.add(" AND " + ix.role + " = " + q.arg(o.Role))
 	}
 }
 

@@ -411,3 +411,66 @@ func TestSearchLimitAfterLedgerignore(t *testing.T) {
 		}
 	}
 }
+
+// sessionSources maps each session id to its agent.
+func sessionSources(t *testing.T, home, db string) map[string]string {
+	t.Helper()
+	r := runCmd(t, home, "", "--db", db, "sessions", "--json")
+	var list []struct{ ID, Source string }
+	decodeJSON(t, r.stdout, &list)
+	out := map[string]string{}
+	for _, s := range list {
+		out[s.ID] = s.Source
+	}
+	return out
+}
+
+// TestSearchRoleTool: --role tool finds tool output of every agent, and
+// --role user only what users typed. Claude Code keeps tool results in
+// user lines, which the ledger stores with role user: --role tool missed
+// all of Claude's tool output and --role user returned it.
+func TestSearchRoleTool(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	sources := sessionSources(t, home, db)
+	// Claude Code's Edit tool answers "The file ... has been updated successfully."
+	tool := searchHits(t, home, db, "--role", "tool", "--limit", "50", `"has been updated successfully"`)
+	agents := map[string]int{}
+	for _, h := range tool {
+		agents[sources[h["session"].(string)]]++
+		if h["role"] != "tool" {
+			t.Errorf("a --role tool hit says role %v", h["role"])
+		}
+	}
+	if agents["claude"] == 0 {
+		t.Errorf("--role tool finds no Claude tool output: %v", agents)
+	}
+	if user := searchHits(t, home, db, "--role", "user", "--limit", "50", `"has been updated successfully"`); len(user) != 0 {
+		t.Errorf("--role user finds %d tool results, e.g. %v", len(user), user[0])
+	}
+	// Codex's tool output (its authors redacted it) is role tool too; and
+	// what users typed is user.
+	if codex := searchHits(t, home, db, "--role", "tool", "--limit", "200", "REDACTED_OUTPUT"); !hasSource(codex, sources, "codex") {
+		t.Errorf("--role tool finds no Codex tool output")
+	}
+	for _, h := range searchHits(t, home, db, "--role", "user", "--limit", "50", "spotter") {
+		if h["role"] != "user" {
+			t.Errorf("a --role user hit says role %v", h["role"])
+		}
+	}
+	// Without --role, a Claude tool result's hit says tool.
+	for _, h := range searchHits(t, home, db, "--limit", "5", `"has been updated successfully"`) {
+		if h["kind"] == "message" && h["role"] != "tool" {
+			t.Errorf("a tool result's hit says role %v", h["role"])
+		}
+	}
+}
+
+func hasSource(hits []map[string]any, sources map[string]string, source string) bool {
+	for _, h := range hits {
+		if sources[h["session"].(string)] == source {
+			return true
+		}
+	}
+	return false
+}
