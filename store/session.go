@@ -57,6 +57,9 @@ type SessionFilter struct {
 	// Projects keeps sessions of any of these folders or below them (the
 	// worktrees of one repository); with Project, either matches.
 	Projects []string
+	// Exact makes Project and Projects match those folders themselves,
+	// not the folders below them.
+	Exact bool
 	// Exclude leaves out one session (the one asking).
 	Exclude string
 	// Source keeps one agent's sessions ("claude" or "codex").
@@ -84,6 +87,11 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		var or []string
 		for _, d := range dirs {
 			dir := filepath.Clean(d)
+			if f.Exact {
+				or = append(or, `project = ?`)
+				args = append(args, dir)
+				continue
+			}
 			// below dir: "dir/" <= project < "dir0" ('0' follows '/')
 			or = append(or, `(project = `+q.arg(dir)+` OR (project >= `+q.arg(dir+"/")+` AND project < `+q.arg(dir+"0")+`))`)
 		}

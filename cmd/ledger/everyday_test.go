@@ -474,3 +474,36 @@ func hasSource(hits []map[string]any, sources map[string]string, source string) 
 	}
 	return false
 }
+
+// TestProjectIsItsOwnFolder: the project of a folder is that folder (or
+// its git checkout), never a folder below it. `ledger note` run in /tmp
+// recorded the note on the corpus's session of
+// /tmp/agent-history-real-agent/claude/workspace, and `ledger resume` in
+// a folder above a project resumed that project.
+func TestProjectIsItsOwnFolder(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	const project = "/tmp/agent-history-real-agent/claude/workspace"
+	for _, above := range []string{"/tmp", "/tmp/agent-history-real-agent"} {
+		r := runCmdIn(t, home, above, "", "--db", db, "note", "--decision", "keep three retries")
+		if r.code != exitNotFound || !strings.Contains(r.stderr, "no session of project "+above) {
+			t.Errorf("note in %s: exit %d, %q %q; want exit 3, no session of that project", above, r.code, r.stdout, r.stderr)
+		}
+		if r := runCmdIn(t, home, above, "", "--db", db, "resume"); r.code != exitNotFound || r.stdout != "" {
+			t.Errorf("resume in %s: exit %d, %q; want exit 3 and nothing", above, r.code, r.stdout)
+		}
+		if r := runCmd(t, home, "", "--db", db, "resume", "--project", above); r.code != exitNotFound {
+			t.Errorf("resume --project %s: exit %d; want 3", above, r.code)
+		}
+	}
+	// In the project's own folder both work.
+	r := runCmdIn(t, home, project, "", "--db", db, "note", "--decision", "keep three retries", "--json")
+	var n struct{ Session string }
+	decodeJSON(t, r.stdout, &n)
+	if r.code != 0 || n.Session != "06090cb1-3e64-433a-bc7e-a621c0f596d2" {
+		t.Errorf("note in %s: exit %d, %q %q", project, r.code, r.stdout, r.stderr)
+	}
+	if r := runCmd(t, home, "", "--db", db, "resume", "--project", project); r.code != 0 || !strings.Contains(r.stdout, "06090cb1") {
+		t.Errorf("resume --project %s: exit %d, %q", project, r.code, r.stderr)
+	}
+}
