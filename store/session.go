@@ -88,8 +88,7 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		for _, d := range dirs {
 			dir := filepath.Clean(d)
 			if f.Exact {
-				or = append(or, `project = ?`)
-				args = append(args, dir)
+				or = append(or, `project = `+q.arg(dir))
 				continue
 			}
 			// below dir: "dir/" <= project < "dir0" ('0' follows '/')

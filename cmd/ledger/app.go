@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,9 +51,15 @@ type App struct {
 	// do their reading part when they cannot (a hook: SessionStart injects
 	// context from a ledger it cannot write).
 	readFallback bool
+	// inspector is set by doctor: it opens a ledger read-write when it
+	// can (FTS5's own integrity check writes), read-only when it cannot,
+	// and, as a reader, never creates one.
+	inspector bool
 }
 
-// reads says the command only reads the ledger.
+// reads says the command only reads the ledger: it opens it read-only,
+// and a ledger that is not there is an error (*store.NoLedgerError), not
+// a new empty one.
 func (a *App) reads() { a.reader = true }
 
 // lessGC is for a command that reads a bounded amount and exits (resume,
@@ -140,6 +147,16 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	opts := a.serverOptions(path)
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
+	}
+	if a.inspector {
+		if !store.Exists(path) {
+			return nil, &store.NoLedgerError{Path: path}
+		}
+		s, err := store.Open(ctx, path, opts...)
+		if !errors.As(err, new(*store.ReadOnlyError)) {
+			return s, err
+		}
+		return store.OpenReader(ctx, path, opts...)
 	}
 	if a.readFallback {
 		s, err := store.Open(ctx, path, opts...)

@@ -47,9 +47,9 @@ database's size and the segments of each full-text index.`,
 }
 
 func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
-	if !opts.Rebuild {
-		app.reads()
-	}
+	// Read-write where it can be, so that FTS5's own integrity-check (a
+	// write) runs; read-only only on a ledger this user cannot write.
+	app.inspector = true
 	h, err := app.Engine().Doctor(ctx, opts.Rebuild)
 	if err != nil {
 		return err

@@ -507,3 +507,74 @@ func TestProjectIsItsOwnFolder(t *testing.T) {
 		t.Errorf("resume --project %s: exit %d, %q", project, r.code, r.stderr)
 	}
 }
+
+// TestReadCommandsCreateNoLedger: a command that only reads never creates
+// a ledger: where there is none it says so in one line, naming the path
+// and what creates one, and exits 1, creating no file and no folder.
+// `ledger --db /nonexistent/dir/x.db sessions` created the folder and an
+// empty ledger and exited 0. Commands that write create it as before.
+func TestReadCommandsCreateNoLedger(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	missing := filepath.Join(home, "nonexistent", "dir", "x.db")
+	reads := [][]string{{"sessions"}, {"search", "x"}, {"audit"}, {"audit", "--loss"}, {"resume", "--project", home},
+		{"handoff", "list"}, {"meter", "abc"}, {"hooks", "log"}, {"doctor"}, {"sessions", "--json"}}
+	for _, args := range reads {
+		r := runBin(t, home, "", append([]string{"--db", missing}, args...)...)
+		want := "ledger: no ledger at " + missing + " yet: 'ledger ingest' (or 'ledger init') creates it\n"
+		if r.code != exitFailure || r.stderr != want || r.stdout != "" {
+			t.Errorf("%q: exit %d, %q %q; want exit 1 and %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	// The default ledger of a fresh HOME, likewise.
+	def := filepath.Join(home, ".local", "share", "ledger", "ledger.db")
+	if r := runBin(t, home, "", "sessions"); r.code != exitFailure || !strings.Contains(r.stderr, "no ledger at "+def+" yet") {
+		t.Errorf("sessions in a fresh HOME: exit %d, %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, "nonexistent")); err == nil {
+		t.Errorf("a read command created %s", filepath.Join(home, "nonexistent"))
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local")); err == nil {
+		t.Errorf("a read command created %s", filepath.Join(home, ".local"))
+	}
+	// version still says what it is, and that there is no ledger.
+	if r := runBin(t, home, "", "--db", missing, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ledger ") || !strings.Contains(r.stdout, "no ledger at "+missing) {
+		t.Errorf("version: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	// A command that writes creates it.
+	if r := runBin(t, home, "", "--db", missing, "init"); r.code != 0 {
+		t.Fatalf("init: exit %d, %q", r.code, r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", missing, "sessions"); r.code != 0 {
+		t.Errorf("sessions once the ledger exists: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestDoctorRunsFTSCheck: on a ledger this user can write, doctor runs
+// FTS5's own integrity-check (which compares each index with its text),
+// not SQLite's integrity_check alone: an index entry of no message is
+// found, doctor exits 1 and names the index, and
+// --rebuild mends it. Doctor opened every ledger read-only, and passed it.
+func TestDoctorRunsFTSCheck(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	ingest(t, home, db, sampleDir(t))
+	if r := runCmd(t, home, "", "--db", db, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "full-text index: ok") || strings.Contains(r.stdout, "read-only") {
+		t.Fatalf("doctor on a sound ledger: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	raw := rawDB(t, db)
+	// An index entry for a message that is not there: SQLite's own
+	// integrity_check does not compare an index with its text.
+	if _, err := raw.Exec(`INSERT INTO messages_fts (rowid, text) VALUES (999999, 'words no message holds')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	r := runBin(t, home, "", "--db", db, "doctor")
+	if r.code != exitFailure || !strings.Contains(r.stdout, "full-text index: messages_fts:") || !strings.Contains(r.stderr, "ledger doctor --rebuild") {
+		t.Errorf("doctor on a damaged index: exit %d, %s %s; want exit 1 naming messages_fts", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", db, "doctor", "--rebuild"); r.code != 0 || !strings.Contains(r.stdout, "full-text index: ok") {
+		t.Errorf("doctor --rebuild: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -350,6 +350,9 @@ type Versions struct {
 	Version       string `json:"version"`
 	SchemaVersion int64  `json:"schema_version"`
 	SQLiteVersion string `json:"sqlite_version"`
+	// NoLedger is the ledger's path when there is none there yet: the
+	// schema version is then this binary's.
+	NoLedger string `json:"no_ledger,omitempty"`
 }
 
 // Versions reads the database's schema version and SQLite's.
