@@ -51,12 +51,21 @@ func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
 	// write) runs; read-only only on a ledger this user cannot write.
 	app.inspector = true
 	h, err := app.Engine().Doctor(ctx, opts.Rebuild)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*store.NoLedgerError)) {
 		return err
 	}
 	c, err := app.Engine().Checkup(ctx, checkupOptions(app))
 	if err != nil {
 		return err
+	}
+	if c.NoLedger != "" {
+		// Nothing to check in a ledger that is not there; the set-up is.
+		if opts.JSON {
+			return writeJSON(app.Stdout, c)
+		}
+		fmt.Fprintf(app.Stdout, "no ledger at %s yet: 'ledger ingest' creates it\n", c.NoLedger)
+		printCheckup(app, c)
+		return nil
 	}
 	if opts.JSON {
 		if err := writeJSON(app.Stdout, struct {

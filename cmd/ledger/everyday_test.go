@@ -518,7 +518,7 @@ func TestReadCommandsCreateNoLedger(t *testing.T) {
 	home := t.TempDir()
 	missing := filepath.Join(home, "nonexistent", "dir", "x.db")
 	reads := [][]string{{"sessions"}, {"search", "x"}, {"audit"}, {"audit", "--loss"}, {"resume", "--project", home},
-		{"handoff", "list"}, {"meter", "abc"}, {"hooks", "log"}, {"doctor"}, {"sessions", "--json"}}
+		{"handoff", "list"}, {"meter", "abc"}, {"hooks", "log"}, {"sessions", "--json"}}
 	for _, args := range reads {
 		r := runBin(t, home, "", append([]string{"--db", missing}, args...)...)
 		want := "ledger: no ledger at " + missing + " yet: 'ledger ingest' (or 'ledger init') creates it\n"
@@ -536,6 +536,15 @@ func TestReadCommandsCreateNoLedger(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".local")); err == nil {
 		t.Errorf("a read command created %s", filepath.Join(home, ".local"))
+	}
+	// doctor checks the set-up all the same (a new user's first check),
+	// and says there is no ledger yet.
+	if r := runBin(t, home, "", "--db", missing, "doctor"); r.code != 0 || !strings.HasPrefix(r.stdout, "no ledger at "+missing+" yet") ||
+		!strings.Contains(r.stdout, "hooks (claude): none in") {
+		t.Errorf("doctor: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runBin(t, home, "", "--db", missing, "doctor", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"no_ledger": "`+missing+`"`) {
+		t.Errorf("doctor --json: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	// version still says what it is, and that there is no ledger.
 	if r := runBin(t, home, "", "--db", missing, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ledger ") || !strings.Contains(r.stdout, "no ledger at "+missing) {
