@@ -587,3 +587,66 @@ func TestDoctorRunsFTSCheck(t *testing.T) {
 		t.Errorf("doctor --rebuild: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestSessionTitles: every session `ledger ingest` reads has a title: the
+// agent's own where it gives one (Claude Code's summary, ai-title and the
+// user's custom-title, which its later ai-titles leave), else the first
+// request the user typed, on one line and shortened; a session of
+// subagent messages only is named by what its subagent was asked. 13 of
+// the corpus's 14 sessions had none.
+func TestSessionTitles(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	layOutCorpus(t, home)
+	for _, f := range agentFixtures {
+		f.place(t, home, -1)
+	}
+	named := filepath.Join(home, ".claude", "projects", "-home-dev-named", "9d2f4c1e-0000-4000-8000-000000000001.jsonl")
+	line := func(typ, extra string) string {
+		return `{"type":"` + typ + `","sessionId":"9d2f4c1e-0000-4000-8000-000000000001"` + extra + "}\n"
+	}
+	os.MkdirAll(filepath.Dir(named), 0o700)
+	os.WriteFile(named, []byte(
+		line("user", `,"uuid":"u1","cwd":"/home/dev/named","timestamp":"2026-11-20T10:00:00Z","message":{"role":"user","content":"add a dark mode toggle to the settings page"}`)+
+			line("ai-title", `,"aiTitle":"Dark mode toggle"`)+
+			line("custom-title", `,"customTitle":"theme work"`)+
+			line("ai-title", `,"aiTitle":"Dark mode toggle in settings"`)), 0o600)
+	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
+		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
+	}
+	var list []struct{ ID, Source, Title string }
+	decodeJSON(t, runCmd(t, home, "", "--db", db, "sessions", "--json", "--limit", "100").stdout, &list)
+	want := map[string]string{
+		"9d2f4c1e-0000-4000-8000-000000000001": "theme work",                                                // the user's name beats Claude Code's
+		"fe5e1c67-53e7-4862-81ae-d0e013e3270b": "Empty Repo Setup: CLAUDE.md Foundation Created",            // a summary line
+		"55604662":                             "mix phx.server doesnt seem to start",                       // the first request
+		"1af7fc5e":                             "/init",                                                     // a slash command the user ran
+		"fa812bfe":                             "Explore the codebase to understand the current structure…", // subagent messages only
+	}
+	seen := map[string]bool{}
+	for _, s := range list {
+		if s.Title == "" || strings.ContainsAny(s.Title, "\n\r") || len([]rune(s.Title)) > 80 {
+			t.Errorf("%s session %s: title %q, want one line of at most 80 characters", s.Source, s.ID, s.Title)
+		}
+		for id, w := range want {
+			if strings.HasPrefix(s.ID, id) {
+				seen[id] = true
+				if !strings.HasPrefix(s.Title, strings.TrimSuffix(w, "…")) {
+					t.Errorf("session %s: title %q, want %q", s.ID, s.Title, w)
+				}
+			}
+		}
+		seen[s.Source] = true
+	}
+	for _, k := range []string{"claude", "codex", "gemini", "qwen", "copilot"} {
+		if !seen[k] {
+			t.Errorf("no %s session listed: %+v", k, list)
+		}
+	}
+	for id := range want {
+		if !seen[id] {
+			t.Errorf("session %s not listed", id)
+		}
+	}
+}
