@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -648,5 +649,87 @@ func TestSessionTitles(t *testing.T) {
 		if !seen[id] {
 			t.Errorf("session %s not listed", id)
 		}
+	}
+}
+
+// TestHooksInstallAsANewUser: on a fresh HOME install says nothing of a
+// backup it did not make (it said "previous file kept as
+// settings.json.bak" and wrote none), and uninstall removes the
+// settings.json it created rather than leave "{}" behind; a user's own
+// settings file is backed up and kept. --scope project writes hooks that
+// run 'ledger' from each user's PATH (not this user's absolute path into a
+// file every clone shares), says so, and the command it wrote runs.
+func TestHooksInstallAsANewUser(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	settings := filepath.Join(home, ".claude", "settings.json")
+	r := runBin(t, home, "", "hooks", "install")
+	if r.code != 0 || strings.Contains(r.stdout, ".bak") {
+		t.Errorf("install on a fresh HOME: exit %d, %q", r.code, r.stdout)
+	}
+	if _, err := os.Stat(settings + ".bak"); err == nil {
+		t.Errorf("install on a fresh HOME wrote %s.bak", settings)
+	}
+	r = runBin(t, home, "", "hooks", "uninstall")
+	if r.code != 0 || !strings.Contains(r.stdout, "and the file, which held nothing else") || strings.Contains(r.stdout, ".bak") {
+		t.Errorf("uninstall: exit %d, %q", r.code, r.stdout)
+	}
+	for _, p := range []string{settings, settings + ".bak"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("uninstall left %s", p)
+		}
+	}
+
+	// A user's own settings: backed up, and kept at uninstall.
+	own := "{\n  \"model\": \"opus\"\n}\n"
+	os.WriteFile(settings, []byte(own), 0o600)
+	if r := runBin(t, home, "", "hooks", "install"); r.code != 0 || !strings.Contains(r.stdout, "previous file kept as settings.json.bak") {
+		t.Errorf("install over the user's settings: exit %d, %q", r.code, r.stdout)
+	}
+	if b, _ := os.ReadFile(settings + ".bak"); string(b) != own {
+		t.Errorf("settings.json.bak = %q, want the user's file", b)
+	}
+	if r := runBin(t, home, "", "hooks", "uninstall"); r.code != 0 || !strings.Contains(r.stdout, "previous file kept as settings.json.bak") {
+		t.Errorf("uninstall: exit %d, %q", r.code, r.stdout)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != own {
+		t.Errorf("settings.json after uninstall = %q, want the user's file as it was", b)
+	}
+
+	// A project's shared settings.
+	project := filepath.Join(home, "src", "app")
+	os.MkdirAll(project, 0o700)
+	r = runBinIn(t, home, project, "", "hooks", "install", "--scope", "project", "--statusline")
+	if r.code != 0 || !strings.Contains(r.stdout, "run 'ledger' from each user's PATH") {
+		t.Errorf("install --scope project: exit %d, %q", r.code, r.stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), home) || strings.Contains(string(b), ledgerBin) {
+		t.Errorf("the project's settings name this user's paths:\n%s", b)
+	}
+	var s map[string]any
+	decodeJSON(t, string(b), &s)
+	cmds := hookCommands(s, "SessionStart")
+	if len(cmds) != 1 || cmds[0] != "ledger hook" {
+		t.Fatalf("SessionStart hooks: %q, want \"ledger hook\"", cmds)
+	}
+	if sl, _ := s["statusLine"].(map[string]any); sl["command"] != "ledger statusline" {
+		t.Errorf("statusLine: %v", s["statusLine"])
+	}
+	// Another user's clone, ledger on their PATH: the command runs as the
+	// agent runs it (sh -c), and records the session.
+	other := t.TempDir()
+	sh := exec.Command("sh", "-c", cmds[0])
+	sh.Dir = project
+	sh.Env = []string{"HOME=" + other, "PATH=" + filepath.Dir(ledgerBin) + ":/usr/bin:/bin"}
+	sh.Stdin = strings.NewReader(`{"hook_event_name":"SessionStart","session_id":"11111111-2222-3333-4444-000000000013","source":"startup","cwd":"` + project + `"}`)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Errorf("the project's hook command in another clone: %v, %s", err, out)
+	}
+	if r := runBin(t, other, "", "hooks", "log", "--json"); r.code != 0 || !strings.Contains(r.stdout, "11111111-2222-3333-4444-000000000013") {
+		t.Errorf("the other user's ledger did not record the hook: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }

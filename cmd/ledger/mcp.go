@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -145,9 +144,9 @@ func runMCPInstall(app *App, opts *mcpInstallOptions) error {
 	}
 	edit := cfg.Uninstall
 	if opts.Install {
-		exe, err := os.Executable()
+		exe, err := hookProgram(&hooksOptions{Scope: opts.Scope})
 		if err != nil {
-			return fmt.Errorf("find the ledger binary: %w", err)
+			return err
 		}
 		var flags []string
 		if app.dbFlag != "" {

@@ -324,6 +324,11 @@ func TestMCPInstall(t *testing.T) {
 	if d := mcpCmd(proj, "install", "--scope", "project"); d.Config != filepath.Join(proj, ".mcp.json") {
 		t.Fatalf("install --scope project: %+v", d)
 	}
+	// Shared by every clone: the server is 'ledger' as each user's PATH
+	// finds it, not this user's binary.
+	if b, _ := os.ReadFile(filepath.Join(proj, ".mcp.json")); !strings.Contains(string(b), `"command": "ledger"`) || strings.Contains(string(b), ledgerBin) {
+		t.Errorf(".mcp.json of a project:\n%s", b)
+	}
 	mcpCmd(proj, "uninstall", "--scope", "project")
 	if _, err := os.Stat(filepath.Join(proj, ".mcp.json")); !os.IsNotExist(err) {
 		t.Errorf(".mcp.json that install created is still there after uninstall (%v)", err)

@@ -558,7 +558,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 		{"", []string{"compact", elsewhere}},                                 // ~/.local/share/ledger/handoffs/...
 		{"not json", []string{"hook"}},                                       // $XDG_STATE_HOME/ledger/hook.log
 		{"", []string{"hooks", "install"}},                                   // ~/.claude/settings.json
-		{"", []string{"hooks", "uninstall"}},                                 // settings.json.bak
+		{"", []string{"hooks", "install", "--mode", "clear"}},                // settings.json.bak
 		{"", []string{"--db", filepath.Join(home, "other", "l.db"), "init"}}, // a --db folder
 	}
 	for _, s := range steps {
