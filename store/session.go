@@ -78,6 +78,37 @@ type SessionFilter struct {
 func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	var q query
 	q.add(`SELECT ` + sessionColumns + ` FROM sessions`)
+	f.where(&q)
+	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := int64(f.Limit)
+		if f.Limit <= 0 {
+			limit = math.MaxInt64 // no limit, in words both backends read
+		}
+		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
+	}
+	var out []Session
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// CountSessions counts the sessions a filter keeps, whatever its Limit
+// and Offset: a listing's real total.
+func (s *Store) CountSessions(ctx context.Context, f SessionFilter) (int, error) {
+	var q query
+	q.add(`SELECT count(*) FROM sessions`)
+	f.where(&q)
+	var n int
+	if err := s.db.GetContext(ctx, &n, q.String(), q.args...); err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}
+
+// where adds the filter's WHERE clause to q.
+func (f SessionFilter) where(q *query) {
 	var where []string
 	dirs := f.Projects
 	if f.Project != "" {
@@ -114,19 +145,6 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 	if len(where) > 0 {
 		q.add(` WHERE ` + strings.Join(where, " AND "))
 	}
-	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
-	if f.Limit > 0 || f.Offset > 0 {
-		limit := int64(f.Limit)
-		if f.Limit <= 0 {
-			limit = math.MaxInt64 // no limit, in words both backends read
-		}
-		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
-	}
-	var out []Session
-	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return out, nil
 }
 
 // Session returns the session whose id is id or starts with it (git-style

@@ -368,3 +368,64 @@ func (e *Engine) Versions(ctx context.Context, version string) (Versions, error)
 	v.SQLiteVersion, err = st.SQLiteVersion(ctx)
 	return v, err
 }
+
+// CountSessions counts the sessions of a project folder (and those below
+// it; "": every project): the real total of a listing that shows a page.
+func (e *Engine) CountSessions(ctx context.Context, project string) (int, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if project != "" {
+		project = AbsPath(project)
+	}
+	return st.CountSessions(ctx, store.SessionFilter{Project: project})
+}
+
+// InContext is a message (by the id a search hit gives) with the
+// messages around it in its session, in conversation order.
+type InContext struct {
+	Session  string           `json:"session"`
+	ID       int64            `json:"id"`
+	Seq      int64            `json:"seq"`
+	Messages []ContextMessage `json:"messages"`
+}
+
+// ContextMessage is one message of an InContext.
+type ContextMessage struct {
+	Seq  int64  `json:"seq"`
+	Role string `json:"role"`
+	Kind string `json:"kind"`
+	Tool string `json:"tool,omitempty"`
+	At   Time   `json:"at"`
+	Text string `json:"text"`
+	// Hit marks the message asked for.
+	Hit bool `json:"hit"`
+}
+
+// MessageInContext is message id with up to around messages before it
+// and after it in its session; store.ErrNotFound when there is none.
+func (e *Engine) MessageInContext(ctx context.Context, id int64, around int) (InContext, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return InContext{}, err
+	}
+	p, err := st.MessagePlace(ctx, id)
+	if err != nil {
+		return InContext{}, err
+	}
+	msgs, seqs, err := st.MessageRange(ctx, p.SessionID, max(p.Seq-int64(around), 0), p.Seq+int64(around)+1)
+	if err != nil {
+		return InContext{}, err
+	}
+	out := InContext{Session: p.SessionID, ID: id, Seq: p.Seq, Messages: []ContextMessage{}}
+	for i, m := range msgs {
+		role := m.Role
+		if m.Kind() == compact.BlockToolResult {
+			role = compact.RoleTool // as search names it, whoever's line it came in
+		}
+		out.Messages = append(out.Messages, ContextMessage{Seq: seqs[i], Role: string(role), Kind: string(m.Kind()),
+			Tool: m.ToolName(), At: Time(m.Time), Text: m.SearchText(), Hit: seqs[i] == p.Seq})
+	}
+	return out, nil
+}
