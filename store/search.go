@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"

@@ -26,8 +26,11 @@ type Session struct {
 	StartedAt     sql.NullTime `db:"started_at"`
 	LastAt        sql.NullTime `db:"last_at"`
 	Messages      int64        `db:"messages"`
-	Compactions   int64        `db:"compactions"`
-	ToolCalls     int64        `db:"tool_calls"`
+	// Compactions counts the agent's compactions; Clears the handoffs
+	// `ledger compact` recorded (a clear is not a compaction).
+	Compactions int64 `db:"compactions"`
+	Clears      int64 `db:"clears"`
+	ToolCalls   int64 `db:"tool_calls"`
 	// Host is the machine whose ledger first wrote the session ('' for
 	// sessions written before ledger kept it).
 	Host string `db:"host"`
@@ -49,6 +52,13 @@ func (s Session) Cost() *compact.Cost {
 
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
 	started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed`
+
+// sessionSelect reads sessionColumns with the session's compactions
+// told apart: the stored count holds every compaction record, the clears
+// `ledger compact` recorded (source cli) included.
+var sessionSelect = strings.Replace(sessionColumns, "compactions,", `compactions - `+clearsOf+` AS compactions, `+clearsOf+` AS clears,`, 1)
+
+const clearsOf = `(SELECT count(*) FROM compactions c WHERE c.session_id = sessions.id AND c.source = 'cli')`
 
 // SessionFilter narrows a session listing.
 type SessionFilter struct {
@@ -77,7 +87,7 @@ type SessionFilter struct {
 // Sessions lists sessions, newest activity first.
 func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	var q query
-	q.add(`SELECT ` + sessionColumns + ` FROM sessions`)
+	q.add(`SELECT ` + sessionSelect + ` FROM sessions`)
 	f.where(&q)
 	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
 	if f.Limit > 0 || f.Offset > 0 {
@@ -170,9 +180,9 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	}
 	var out []Session
 	// Exact match first; then the prefix range [p, p+U+10FFFF) uses the primary key.
-	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, idOrPrefix)
+	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionSelect+` FROM sessions WHERE id = $1`, idOrPrefix)
 	if err == nil && len(out) == 0 {
-		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 11`,
+		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionSelect+` FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 11`,
 			idOrPrefix, idOrPrefix+"\U0010FFFF")
 	}
 	if err != nil {

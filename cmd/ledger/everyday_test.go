@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -731,5 +732,58 @@ func TestHooksInstallAsANewUser(t *testing.T) {
 	}
 	if r := runBin(t, other, "", "hooks", "log", "--json"); r.code != 0 || !strings.Contains(r.stdout, "11111111-2222-3333-4444-000000000013") {
 		t.Errorf("the other user's ledger did not record the hook: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestClearIsNotACompaction: `ledger compact` writes a handoff for a
+// /clear; it is no compaction of the agent's, and sessions, audit and
+// resume keep the two apart (it was counted as one everywhere).
+func TestClearIsNotACompaction(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	project := filepath.Join(home, "src", "payments")
+	os.MkdirAll(project, 0o755)
+	const id = "aaaaaaaa-1111-4222-8333-444444444429"
+	db := filepath.Join(home, "ledger.db")
+	ingest(t, home, db, sampleInProject(t, home, project, id))
+	type row struct {
+		ID                  string
+		Compactions, Clears int
+	}
+	list := func() row {
+		var rows []row
+		decodeJSON(t, runCmd(t, home, "", "--db", db, "sessions", "--json").stdout, &rows)
+		for _, r := range rows {
+			if r.ID == id {
+				return r
+			}
+		}
+		t.Fatalf("session %s not listed", id)
+		return row{}
+	}
+	before := list()
+	if before.Compactions == 0 || before.Clears != 0 {
+		t.Fatalf("before ledger compact: %+v, want the transcript's compactions and no clear", before)
+	}
+	resumeBefore := runCmd(t, home, "", "--db", db, "resume", id[:8])
+	if r := runCmd(t, home, "", "--db", db, "compact", id[:8]); r.code != 0 {
+		t.Fatalf("compact: exit %d: %s", r.code, r.stderr)
+	}
+	after := list()
+	if after.Compactions != before.Compactions || after.Clears != 1 {
+		t.Errorf("after ledger compact: %+v, want %d compactions and 1 clear", after, before.Compactions)
+	}
+	r := runCmd(t, home, "", "--db", db, "sessions")
+	if !strings.Contains(r.stdout, "CLEAR") {
+		t.Errorf("sessions has no CLEAR column:\n%s", r.stdout)
+	}
+	r = runCmd(t, home, "", "--db", db, "audit", id[:8])
+	if !strings.Contains(r.stdout, fmt.Sprintf("\n%d compactions (and 1 by ledger compact, a clear)", before.Compactions)) || !strings.Contains(r.stdout, " clear ") {
+		t.Errorf("audit:\n%s", r.stdout)
+	}
+	// resume counts the agent's compactions as before the clear.
+	want := regexp.MustCompile(`## Compactions\n\d+ so far`).FindString(resumeBefore.stdout)
+	if got := runCmd(t, home, "", "--db", db, "resume", id[:8]); want == "" || !strings.Contains(got.stdout, want) {
+		t.Errorf("resume after the clear: want %q in\n%s", want, got.stdout)
 	}
 }

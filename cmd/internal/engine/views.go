@@ -50,6 +50,9 @@ type SessionRow struct {
 	LastAt      Time   `json:"last_at"`
 	Messages    int64  `json:"messages"`
 	Compactions int64  `json:"compactions"`
+	// Clears counts the handoffs `ledger compact` wrote (a clear, not a
+	// compaction).
+	Clears int64 `json:"clears"`
 	// Host is the machine whose ledger first wrote the session.
 	Host string `json:"host"`
 	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
@@ -66,7 +69,7 @@ func SessionRows(list []store.Session) []SessionRow {
 	for _, x := range list {
 		row := SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
 			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
-			Messages: x.Messages, Compactions: x.Compactions, Host: x.Host}
+			Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Host: x.Host}
 		if c := x.Cost(); c != nil {
 			row.CostUSD, row.LinesAdded, row.LinesRemoved = &c.USD, &c.LinesAdded, &c.LinesRemoved
 		}
@@ -233,7 +236,10 @@ func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, 
 // AuditTotals sums up a compaction history: how many, the median context
 // before them, and the median tool calls between them.
 type AuditTotals struct {
+	// Compactions counts the agent's compactions; Clears the handoffs
+	// `ledger compact` recorded (source cli), which the medians leave out.
 	Compactions int `json:"compactions"`
+	Clears      int `json:"clears"`
 	// MedianPreTokens is nil when no compaction recorded its pre_tokens.
 	MedianPreTokens *int64 `json:"median_pre_tokens"`
 	// MedianToolCalls is nil for no compactions.
@@ -243,13 +249,18 @@ type AuditTotals struct {
 // Totals sums up rows.
 func Totals(rows []AuditRow) AuditTotals {
 	var pre, calls []int64
+	clears := 0
 	for _, r := range rows {
+		if r.Source == "cli" {
+			clears++
+			continue
+		}
 		if r.PreTokens != nil {
 			pre = append(pre, *r.PreTokens)
 		}
 		calls = append(calls, r.ToolCalls)
 	}
-	return AuditTotals{Compactions: len(rows), MedianPreTokens: nullInt(Median(pre)), MedianToolCalls: nullInt(Median(calls))}
+	return AuditTotals{Compactions: len(rows) - clears, Clears: clears, MedianPreTokens: nullInt(Median(pre)), MedianToolCalls: nullInt(Median(calls))}
 }
 
 // compactions lists the compaction history, oldest first: every
