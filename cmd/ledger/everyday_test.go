@@ -598,7 +598,7 @@ func TestDoctorRunsFTSCheck(t *testing.T) {
 // the corpus's 14 sessions had none.
 func TestSessionTitles(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
+	home := pluginAgentsHome(t) // Pi, OpenCode and Kilo CLI
 	db := filepath.Join(home, "ledger.db")
 	layOutCorpus(t, home)
 	for _, f := range agentFixtures {
@@ -641,7 +641,7 @@ func TestSessionTitles(t *testing.T) {
 		}
 		seen[s.Source] = true
 	}
-	for _, k := range []string{"claude", "codex", "gemini", "qwen", "copilot"} {
+	for _, k := range []string{"claude", "codex", "gemini", "qwen", "copilot", "pi", "opencode", "kilo"} {
 		if !seen[k] {
 			t.Errorf("no %s session listed: %+v", k, list)
 		}
