@@ -787,3 +787,22 @@ func TestClearIsNotACompaction(t *testing.T) {
 		t.Errorf("resume after the clear: want %q in\n%s", want, got.stdout)
 	}
 }
+
+// TestMeterSubagentOnlySession: a session the ledger holds only subagent
+// messages of (the corpus's fa812bfe: a subagent's transcript, its main
+// one not kept) is metered on them, exactly from their last usage, with
+// their model's window; it metered 0 with no model.
+func TestMeterSubagentOnlySession(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	r := runCmd(t, home, "", "--db", db, "meter", "fa812bfe", "--json")
+	var m struct {
+		Model      string `json:"model"`
+		UsedTokens int64  `json:"used_tokens"`
+		Exact      bool   `json:"exact"`
+	}
+	decodeJSON(t, r.stdout, &m)
+	if r.code != 0 || m.UsedTokens == 0 || !m.Exact || m.Model == "" {
+		t.Errorf("meter of a session of subagent messages only: exit %d, %+v %s", r.code, m, r.stderr)
+	}
+}
