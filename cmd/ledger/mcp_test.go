@@ -167,11 +167,11 @@ func TestMCPEndToEnd(t *testing.T) {
 		t.Errorf("handoff: %+v", h)
 	}
 	var a struct {
-		Totals struct{ Compactions int }
+		Totals struct{ Compactions, Clears int }
 	}
 	c.ok("audit", nil, &a)
-	if a.Totals.Compactions != 4 {
-		t.Errorf("audit: %d compactions, want the corpus's 3 and compact's", a.Totals.Compactions)
+	if a.Totals.Compactions != 3 || a.Totals.Clears != 1 {
+		t.Errorf("audit: %d compactions and %d clears, want the corpus's 3 and compact's clear", a.Totals.Compactions, a.Totals.Clears)
 	}
 	var m struct {
 		Session    string

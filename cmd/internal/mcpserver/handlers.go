@@ -136,8 +136,12 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 		for i, r := range rows[p.offset-offset : p.offset-offset+p.n] {
 			r.Title = handoff.Shorten(r.Title, maxField)
 			out.Sessions = append(out.Sessions, r)
-			fmt.Fprintf(&body, "%d. %s · %s · last activity %s · %d messages · %s · project %s\n", p.offset+i+1, r.ID, r.Source,
-				human(time.Time(r.LastAt)), r.Messages, plural(r.Compactions, "compaction"), orNone(r.Project))
+			clears := ""
+			if r.Clears > 0 {
+				clears = " · " + plural(r.Clears, "clear")
+			}
+			fmt.Fprintf(&body, "%d. %s · %s · last activity %s · %d messages · %s%s · project %s\n", p.offset+i+1, r.ID, r.Source,
+				human(time.Time(r.LastAt)), r.Messages, plural(r.Compactions, "compaction"), clears, orNone(r.Project))
 			if r.Title != "" {
 				fmt.Fprintf(&body, "   title: %s\n", oneLine(r.Title))
 			}
@@ -362,10 +366,17 @@ func (s *Server) audit(ctx context.Context, in AuditIn) (string, AuditOut, error
 		out := AuditOut{Notice: notice, Totals: t, Compactions: rows[p.offset : p.offset+p.n], Total: p.total, More: p.more(), NextCursor: p.next()}
 		var body strings.Builder
 		if p.total > 0 {
-			fmt.Fprintf(&body, "%s · median tokens before a compaction %s · median tool calls between compactions %s\n",
-				plural(int64(t.Compactions), "compaction"), optInt(t.MedianPreTokens), optInt(t.MedianToolCalls))
+			clears := ""
+			if t.Clears > 0 {
+				clears = fmt.Sprintf(" (and %s by ledger compact)", plural(int64(t.Clears), "clear"))
+			}
+			fmt.Fprintf(&body, "%s%s · median tokens before a compaction %s · median tool calls between compactions %s\n",
+				plural(int64(t.Compactions), "compaction"), clears, optInt(t.MedianPreTokens), optInt(t.MedianToolCalls))
 		}
 		for i, r := range out.Compactions {
+			if r.Source == "cli" {
+				r.Trigger = "clear" // ledger compact's handoff, not the agent's compaction
+			}
 			fmt.Fprintf(&body, "%d. %s · session %s · %s · tokens before %s, after %s · source %s · handoff %s · summary %d tokens · %d tool calls since the previous\n",
 				p.offset+i+1, human(time.Time(r.At)), r.Session, r.Trigger, optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
 		}

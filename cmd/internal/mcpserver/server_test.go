@@ -163,7 +163,8 @@ func TestTools(t *testing.T) {
 	var ss SessionsOut
 	text = f.ok("sessions", map[string]any{"project": sampleProject}, &ss)
 	if len(ss.Sessions) != 1 || ss.Sessions[0].ID != claudeSession || ss.Sessions[0].Source != "claude" ||
-		ss.Sessions[0].Compactions != 2 || !strings.Contains(text, "Fix flaky session expiry test") {
+		ss.Sessions[0].Compactions != 1 || ss.Sessions[0].Clears != 1 || !strings.Contains(text, "Fix flaky session expiry test") ||
+		!strings.Contains(text, "1 compaction · 1 clear") {
 		t.Errorf("sessions --project: %+v\n%s", ss, text)
 	}
 	f.ok("sessions", nil, &ss)
@@ -194,8 +195,8 @@ func TestTools(t *testing.T) {
 
 	var a AuditOut
 	text = f.ok("audit", map[string]any{"session": claudeSession}, &a)
-	if a.Totals.Compactions != 2 || len(a.Compactions) != 2 || a.Compactions[0].Source != "transcript" || a.Compactions[1].Source != "cli" ||
-		a.Totals.MedianToolCalls == nil || !strings.Contains(text, "2 compactions") {
+	if a.Totals.Compactions != 1 || a.Totals.Clears != 1 || len(a.Compactions) != 2 || a.Compactions[0].Source != "transcript" || a.Compactions[1].Source != "cli" ||
+		a.Totals.MedianToolCalls == nil || !strings.Contains(text, "1 compaction (and 1 clear by ledger compact)") || !strings.Contains(text, "· clear ·") {
 		t.Errorf("audit: %+v\n%s", a, text)
 	}
 	f.ok("audit", map[string]any{"since": "2026-03-02T12:00:00Z"}, &a)
