@@ -800,7 +800,7 @@ var reListMarker = lazyRegexp(`^(?:[-*+]|\d+[.)]|>)\s+`)
 // quotes and emphasis ("- **Decision:** ...").
 func undecorate(s string) string {
 	for {
-		t := strings.TrimLeft(reListMarker.ReplaceAllString(s, ""), "*_ ")
+		t := strings.TrimLeft(unemphasize(reListMarker.ReplaceAllString(s, "")), "*_ ")
 		if t == s {
 			return s
 		}
@@ -809,8 +809,26 @@ func undecorate(s string) string {
 }
 
 func itemText(s string) string {
-	s = strings.TrimLeft(s, "*_ \t")
+	s = strings.TrimLeft(unemphasize(strings.TrimLeft(s, " \t")), "*_ \t")
 	return shorten(oneLine(s), maxItem)
+}
+
+// unemphasize takes the emphasis off a text's lead: "**Key fix:** it
+// works" is "Key fix: it works". Stripping only the opening marker left
+// the closing one in the item ("Key fix:** it works"). Asterisks only:
+// underscores lead identifiers as often (__init__.py).
+func unemphasize(s string) string {
+	for _, m := range []string{"**", "*"} {
+		rest, ok := strings.CutPrefix(s, m)
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, m); i > 0 {
+			return rest[:i] + rest[i+len(m):]
+		}
+		return s
+	}
+	return s
 }
 
 var reApprovedPlan = lazyRegexp(`(?s)## Approved Plan[^\n]*:\n(.+)$`)

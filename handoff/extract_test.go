@@ -305,3 +305,22 @@ func TestDocJSON(t *testing.T) {
 		t.Errorf("pointer json = %s", b2)
 	}
 }
+
+// TestItemTextEmphasis: an item that leads with emphasis keeps neither
+// marker, not just the closing one.
+func TestItemTextEmphasis(t *testing.T) {
+	for in, want := range map[string]string{
+		"**Key fix in this session:** Resolved it": "Key fix in this session: Resolved it",
+		"*Note:* keep it":                          "Note: keep it",
+		"**unclosed bold":                          "unclosed bold",
+		"__init__.py holds the exports":            "init__.py holds the exports", // as before: no underscore emphasis
+		"plain **bold** inside":                    "plain **bold** inside",
+	} {
+		if got := itemText(in); got != want {
+			t.Errorf("itemText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := undecorate("- **Decision:** keep three retries"); got != "Decision: keep three retries" {
+		t.Errorf("undecorate = %q", got)
+	}
+}

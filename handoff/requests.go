@@ -173,3 +173,22 @@ var reCorrection = lazyRegexp(`(?i)^(?:no[,.!:]|no\s+(?:don'?t|do not|use|need|t
 func isCorrection(req string) bool {
 	return reCorrection.MatchString(strings.TrimSpace(req))
 }
+
+// TitleRunes is how long a title made from a request may be.
+const TitleRunes = 80
+
+// RequestTitle is a session title made from a user message's text when
+// the agent gives the session none: the text if it is a request the user
+// typed (not injected context, a housekeeping command or a bare "yes"),
+// on one line and cut at its end to TitleRunes; "" when it is not one.
+func RequestTitle(text string) string {
+	r := userRequest(text)
+	if r == "" {
+		return ""
+	}
+	// userRequest shortened a long one in its middle: a title keeps its head.
+	if utf8.RuneCountInString(text) > maxRequest {
+		r = clean(text)
+	}
+	return shorten(oneLine(r), TitleRunes)
+}

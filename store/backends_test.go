@@ -284,6 +284,11 @@ var contractCases = []contractCase{
 			{q: "timeout", o: SearchOptions{Host: "test-host"}, want: []string{"q1", "q2"}},
 			{q: "timeout", o: SearchOptions{Host: "other"}, want: nil},
 			{q: "timeout", o: SearchOptions{Since: at.Add(90 * time.Minute)}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/work/web"}}, want: []string{"q1"}},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/work"}}, want: nil},
+			{q: "timeout", o: SearchOptions{ExcludeTrees: []string{"/wor"}}, want: []string{"q1", "q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeProjects: []string{"/work/api"}, Limit: 1}, want: []string{"q2"}},
+			{q: "timeout", o: SearchOptions{ExcludeProjects: []string{"/work"}}, want: []string{"q1", "q2"}},
 			{q: "AND NEAR( ^ :", want: nil},
 		} {
 			o := tc.o
@@ -299,6 +304,47 @@ var contractCases = []contractCase{
 			for _, h := range res.Hits {
 				if !strings.Contains(h.Snippet, MarkStart) && tc.q != "AND NEAR( ^ :" {
 					t.Errorf("search %q: snippet without a highlight: %q", tc.q, h.Snippet)
+				}
+			}
+		}
+	}},
+	{"search by role", func(t *testing.T, s *Store) {
+		// A tool result is the tool's, in the line of whichever role its
+		// agent puts it (Claude Code: user; Codex: tool).
+		ctx := context.Background()
+		at := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range []struct {
+			role compact.Role
+			kind compact.BlockKind
+			text string
+		}{
+			{compact.RoleUser, compact.BlockText, "please run the widget tests"},
+			{compact.RoleUser, compact.BlockToolResult, "widget tests: ok"},
+			{compact.RoleTool, compact.BlockToolResult, "widget build: ok"},
+		} {
+			if _, err := w.AddMessage(ctx, compact.Message{UUID: fmt.Sprint("r", i), SessionID: "r1", Role: m.role,
+				Time: at.Add(time.Duration(i) * time.Minute), Blocks: []compact.Block{{Kind: m.kind, Text: m.text, ToolID: "t1"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for role, want := range map[string]int{"tool": 2, "user": 1, "": 3} {
+			res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("widget"), Role: role})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) != want {
+				t.Errorf("role %q: %d hits, want %d", role, len(res.Hits), want)
+			}
+			for _, h := range res.Hits {
+				if isTool := strings.Contains(h.Snippet, "ok"); isTool != (h.Role == "tool") {
+					t.Errorf("role %q: hit %q says role %s", role, h.Snippet, h.Role)
 				}
 			}
 		}

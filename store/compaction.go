@@ -65,19 +65,20 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 	return out, nil
 }
 
-// LastCompaction is a session's newest compaction and how many it went
-// through (0, and a zero Compaction, when none): what a resume says of
-// them, without reading every summary.
+// LastCompaction is a session's newest compaction by its agent and how
+// many it went through (0, and a zero Compaction, when none): what a
+// resume says of them, without reading every summary. The clears `ledger
+// compact` recorded are not compactions.
 func (s *Store) LastCompaction(ctx context.Context, sessionID string) (Compaction, int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM compactions WHERE session_id = $1`, sessionID); err != nil {
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM compactions WHERE session_id = $1 AND source <> 'cli'`, sessionID); err != nil {
 		return Compaction{}, 0, fmt.Errorf("count compactions: %w", err)
 	}
 	if n == 0 {
 		return Compaction{}, 0, nil
 	}
 	var c Compaction
-	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE session_id = $1
+	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE session_id = $1 AND source <> 'cli'
 		ORDER BY at DESC, id DESC LIMIT 1`, sessionID)
 	if err != nil {
 		return Compaction{}, 0, fmt.Errorf("read the last compaction: %w", err)

@@ -10,7 +10,7 @@ import (
 //	word            all words must match (AND)
 //	"exact phrase"  the words in this order
 //	prefix*         any word starting with prefix
-//	-word, -"a b"   leave out what matches
+//	-word, -"a b"   leave out what matches (--word is the word itself)
 //	a OR b          either side (AND binds tighter: a b OR c is (a b) OR c)
 //
 // Paths and identifiers are words too: pkg/auth/session_store.go is the
@@ -46,8 +46,10 @@ func ParseQuery(s string) Query {
 			i++
 			continue
 		}
+		// "-word" leaves word out; "--word" is a word (a flag's name, as
+		// `ledger search -- --strict` looks for it).
 		neg := false
-		if c == '-' && i+1 < len(s) && s[i+1] != ' ' {
+		if c == '-' && i+1 < len(s) && s[i+1] != ' ' && s[i+1] != '-' {
 			neg = true
 			i++
 		}

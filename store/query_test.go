@@ -27,6 +27,8 @@ func TestParseQuery(t *testing.T) {
 		{`col:val ^x`, `("col" + "val" AND "x")`, `("col" + "val" OR "x")`},
 		{`""`, ``, ``},
 		{`- x`, `("x")`, `("x")`},
+		{`--strict`, `("strict")`, `("strict")`},
+		{`go --race -v`, `(("go" AND "race")) NOT ("v")`, `(("go" OR "race")) NOT ("v")`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	sqlitelib "modernc.org/sqlite/lib"
+
 	"github.com/agentledger/ledger/store/secrets"
 )
 
@@ -29,6 +31,31 @@ func (e *ReadOnlyError) Unwrap() error { return e.Err }
 
 // Is makes a ReadOnlyError ErrReadOnly.
 func (e *ReadOnlyError) Is(target error) bool { return target == ErrReadOnly }
+
+// NoLedgerError is a SQLite ledger that is not there: what a command that
+// only reads meets before anything was ingested, or at a mistyped --db.
+// Reading creates nothing; a command that writes creates the ledger.
+type NoLedgerError struct {
+	Path string
+}
+
+func (e *NoLedgerError) Error() string {
+	return fmt.Sprintf("no ledger at %s yet: 'ledger ingest' (or 'ledger init') creates it", e.Path)
+}
+
+// Exists tells whether there is a ledger at path: a URL is a server's,
+// taken to be there; a SQLite path, a file.
+func Exists(path string) bool {
+	if IsURL(path) {
+		return true
+	}
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// SQLiteLibVersion is the version of the SQLite library ledger is built
+// with, with no ledger open.
+func SQLiteLibVersion() string { return sqlitelib.SQLITE_VERSION }
 
 // readOnlyOS tells whether err is the system refusing a write: a read-only
 // file system, or permissions.
@@ -70,8 +97,9 @@ func ReadOnly() Option {
 // OpenReader opens the ledger at path for a command that only reads. A
 // ledger that exists at the current schema is opened read-only, so that
 // reading works where writing cannot (and never writes by mistake); one
-// that does not exist yet, or needs migrating, is opened as Open does
-// (which says so in one line when it cannot write).
+// that needs migrating is opened as Open does (which says so in one line
+// when it cannot write). One that does not exist is a *NoLedgerError:
+// reading creates nothing.
 //
 // Read-only first tries mode=ro, which sees what other processes commit,
 // WAL included. Where SQLite cannot keep its shared-memory file beside
@@ -89,7 +117,7 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 		return nil, err
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return Open(ctx, path, opts...)
+		return nil, &NoLedgerError{Path: path}
 	}
 	s := &Store{path: path, d: sqliteDialect{path: path}, readOnly: true, redactor: secrets.New()} // for StoredKey (see ReadOnly)
 	for _, o := range opts {
@@ -114,7 +142,7 @@ func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error
 func openReadOnly(ctx context.Context, s *Store) (*Store, error) {
 	if _, err := os.Stat(s.path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open database %s read-only: it does not exist yet (ledger init creates it)", s.path)
+			return nil, &NoLedgerError{Path: s.path}
 		}
 		return nil, fmt.Errorf("open database: %w", err)
 	}

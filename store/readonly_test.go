@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ func TestReadOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	if _, err := Open(ctx, path, ReadOnly()); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("read-only open of a missing database: %v, want an error saying it does not exist", err)
+	if _, err := Open(ctx, path, ReadOnly()); !errors.As(err, new(*NoLedgerError)) || !strings.Contains(err.Error(), "no ledger at "+path) {
+		t.Fatalf("read-only open of a missing database: %v, want an error saying there is no ledger there", err)
 	}
 	rw, err := Open(ctx, path)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // or what it left for later.
 type HookReceipt struct {
 	ID        int64     `db:"id" json:"id"`
-	SessionID string    `db:"session_id" json:"session_id"`
+	SessionID string    `db:"session_id" json:"session"`
 	Event     string    `db:"event" json:"event"`
 	At        time.Time `db:"at" json:"at"`
 	MS        int64     `db:"ms" json:"ms"`

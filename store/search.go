@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -39,7 +40,12 @@ type SearchOptions struct {
 	Role      string // messages of this role only (leaves out handoffs and compactions)
 	Host      string // sessions of this machine only (Session.Host)
 	Source    string // sessions of this agent only (Session.Source)
-	Limit     int
+	// ExcludeTrees leaves out the sessions of these folders and of the
+	// folders below them (paused projects); ExcludeProjects those of
+	// these project folders themselves (projects with a .ledgerignore).
+	// They are left out before the limit is applied.
+	ExcludeTrees, ExcludeProjects []string
+	Limit                         int
 }
 
 // Hit is one search result.
@@ -110,11 +116,18 @@ type searchIndex struct {
 
 var searchIndexes = []searchIndex{
 	// kind           fts                table          at            role      where
-	{KindMessage, "messages_fts", "messages", "at", "t.role", " AND t.compact_summary = 0"}, // a summary message is found as its compaction
+	{KindMessage, "messages_fts", "messages", "at", messageRole, " AND t.compact_summary = 0"}, // a summary message is found as its compaction
 	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", ""},
 	{KindCompaction, "compactions_fts", "compactions", "at", "''", ""},
 	{KindNote, "notes_fts", "notes", "created_at", "''", ""},
 }
+
+// messageRole is who a message's text is from: a tool result is the
+// tool's, whichever role its agent gives the line (Claude Code keeps tool
+// results in user lines, Codex in tool items). Search shows and filters by
+// it: --role tool is every agent's tool output, --role user what users
+// typed.
+const messageRole = "CASE WHEN t.kind = 'tool_result' THEN 'tool' ELSE t.role END"
 
 // scoreWindow is how many of an index's newest matches a query with
 // optional terms scores (see rank).
@@ -195,7 +208,7 @@ func selectHits(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]H
 	return hits, nil
 }
 
-// scopeFilters adds the project, host, agent, time and role filters on the
+// scopeFilters adds the project, host, agent, exclusion, time and role filters on the
 // rows of ix (alias t), on both backends.
 func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	if o.Project != "" {
@@ -210,6 +223,17 @@ func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 	if o.Source != "" {
 		q.add(" AND t.session_id IN (SELECT id FROM sessions WHERE source = " + q.arg(o.Source) + ")")
 	}
+	if len(o.ExcludeTrees)+len(o.ExcludeProjects) > 0 {
+		var or []string
+		for _, d := range o.ExcludeTrees {
+			dir := filepath.Clean(d)
+			or = append(or, "project = "+q.arg(dir)+" OR (project >= "+q.arg(dir+"/")+" AND project < "+q.arg(dir+"0")+")")
+		}
+		for _, p := range o.ExcludeProjects {
+			or = append(or, "project = "+q.arg(p))
+		}
+		q.add(" AND t.session_id NOT IN (SELECT id FROM sessions WHERE " + strings.Join(or, " OR ") + ")")
+	}
 	if !o.Since.IsZero() {
 		q.add(" AND t." + ix.at + " >= " + q.arg(o.Since.UTC()))
 	}
@@ -217,7 +241,7 @@ func (o SearchOptions) scopeFilters(q *query, ix searchIndex) {
 		q.add(" AND t." + ix.at + " < " + q.arg(o.Until.UTC()))
 	}
 	if o.Role != "" {
-		q.add(" AND t.role = " + q.arg(o.Role))
+		q.add(" AND " + ix.role + " = " + q.arg(o.Role))
 	}
 }
 

@@ -26,8 +26,11 @@ type Session struct {
 	StartedAt     sql.NullTime `db:"started_at"`
 	LastAt        sql.NullTime `db:"last_at"`
 	Messages      int64        `db:"messages"`
-	Compactions   int64        `db:"compactions"`
-	ToolCalls     int64        `db:"tool_calls"`
+	// Compactions counts the agent's compactions; Clears the handoffs
+	// `ledger compact` recorded (a clear is not a compaction).
+	Compactions int64 `db:"compactions"`
+	Clears      int64 `db:"clears"`
+	ToolCalls   int64 `db:"tool_calls"`
 	// Host is the machine whose ledger first wrote the session ('' for
 	// sessions written before ledger kept it).
 	Host string `db:"host"`
@@ -50,6 +53,13 @@ func (s Session) Cost() *compact.Cost {
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
 	started_at, last_at, messages, compactions, tool_calls, host, cost_usd, lines_added, lines_removed`
 
+// sessionSelect reads sessionColumns with the session's compactions
+// told apart: the stored count holds every compaction record, the clears
+// `ledger compact` recorded (source cli) included.
+var sessionSelect = strings.Replace(sessionColumns, "compactions,", `compactions - `+clearsOf+` AS compactions, `+clearsOf+` AS clears,`, 1)
+
+const clearsOf = `(SELECT count(*) FROM compactions c WHERE c.session_id = sessions.id AND c.source = 'cli')`
+
 // SessionFilter narrows a session listing.
 type SessionFilter struct {
 	// Project keeps sessions whose project is this folder or below it.
@@ -57,6 +67,9 @@ type SessionFilter struct {
 	// Projects keeps sessions of any of these folders or below them (the
 	// worktrees of one repository); with Project, either matches.
 	Projects []string
+	// Exact makes Project and Projects match those folders themselves,
+	// not the folders below them.
+	Exact bool
 	// Exclude leaves out one session (the one asking).
 	Exclude string
 	// Source keeps one agent's sessions ("claude" or "codex").
@@ -74,7 +87,38 @@ type SessionFilter struct {
 // Sessions lists sessions, newest activity first.
 func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	var q query
-	q.add(`SELECT ` + sessionColumns + ` FROM sessions`)
+	q.add(`SELECT ` + sessionSelect + ` FROM sessions`)
+	f.where(&q)
+	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := int64(f.Limit)
+		if f.Limit <= 0 {
+			limit = math.MaxInt64 // no limit, in words both backends read
+		}
+		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
+	}
+	var out []Session
+	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// CountSessions counts the sessions a filter keeps, whatever its Limit
+// and Offset: a listing's real total.
+func (s *Store) CountSessions(ctx context.Context, f SessionFilter) (int, error) {
+	var q query
+	q.add(`SELECT count(*) FROM sessions`)
+	f.where(&q)
+	var n int
+	if err := s.db.GetContext(ctx, &n, q.String(), q.args...); err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}
+
+// where adds the filter's WHERE clause to q.
+func (f SessionFilter) where(q *query) {
 	var where []string
 	dirs := f.Projects
 	if f.Project != "" {
@@ -84,6 +128,10 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		var or []string
 		for _, d := range dirs {
 			dir := filepath.Clean(d)
+			if f.Exact {
+				or = append(or, `project = `+q.arg(dir))
+				continue
+			}
 			// below dir: "dir/" <= project < "dir0" ('0' follows '/')
 			or = append(or, `(project = `+q.arg(dir)+` OR (project >= `+q.arg(dir+"/")+` AND project < `+q.arg(dir+"0")+`))`)
 		}
@@ -107,19 +155,6 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 	if len(where) > 0 {
 		q.add(` WHERE ` + strings.Join(where, " AND "))
 	}
-	q.add(` ORDER BY last_at IS NULL, last_at DESC, id`)
-	if f.Limit > 0 || f.Offset > 0 {
-		limit := int64(f.Limit)
-		if f.Limit <= 0 {
-			limit = math.MaxInt64 // no limit, in words both backends read
-		}
-		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
-	}
-	var out []Session
-	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return out, nil
 }
 
 // Session returns the session whose id is id or starts with it (git-style
@@ -145,9 +180,9 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	}
 	var out []Session
 	// Exact match first; then the prefix range [p, p+U+10FFFF) uses the primary key.
-	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, idOrPrefix)
+	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionSelect+` FROM sessions WHERE id = $1`, idOrPrefix)
 	if err == nil && len(out) == 0 {
-		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionColumns+` FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 11`,
+		err = s.db.SelectContext(ctx, &out, `SELECT `+sessionSelect+` FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 11`,
 			idOrPrefix, idOrPrefix+"\U0010FFFF")
 	}
 	if err != nil {

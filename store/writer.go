@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/agentledger/ledger/compact"
+	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store/secrets"
 )
 
@@ -73,6 +75,12 @@ type sessionState struct {
 	toolAtLast  int64 // tool calls at the latest compaction
 	pendingPost bool  // a compaction waits for its post_tokens
 	context     int64 // latest context tokens (-1: none seen)
+	// titled is set once the session has a title, stored or to be
+	// stored; until then request holds the first request the user typed,
+	// the title of a session whose agent gives it none.
+	titled      bool
+	request     string
+	sideRequest string // the first request a subagent was given
 	patch       SessionPatch
 	// usageLine is, per API response, the message of this transaction
 	// that holds the response's usage (its latest line).
@@ -155,9 +163,11 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		ToolCalls  int64         `db:"tool_calls"`
 		ToolAtLast int64         `db:"tool_at_last"`
 		Pending    bool          `db:"pending"`
+		Titled     bool          `db:"titled"`
 	}
 	err := w.tx.GetContext(ctx, &row, `
 		SELECT (SELECT max(seq) FROM messages WHERE session_id = s.id) AS seq,
+			s.title <> '' AS titled,
 			s.tool_calls,
 			coalesce((SELECT sum(tool_calls) FROM compactions WHERE session_id = s.id), 0) AS tool_at_last,
 			EXISTS (SELECT 1 FROM compactions WHERE session_id = s.id AND post_tokens IS NULL) AS pending
@@ -186,6 +196,7 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		st.toolTotal = row.ToolCalls
 		st.toolAtLast = row.ToolAtLast
 		st.pendingPost = row.Pending
+		st.titled = row.Titled
 	}
 	w.sessions[id] = st
 	return st, nil
@@ -417,6 +428,14 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	st.see(m.Time)
 	if storable(m.Time) {
 		st.lastTimed = m.Time.UTC()
+	}
+	if !st.titled && m.Role == compact.RoleUser && !m.CompactSummary && m.Kind() == compact.BlockText &&
+		(!m.Meta || strings.HasPrefix(text, "<command-")) { // a slash command the user ran is Meta
+		if r := handoff.RequestTitle(text); r != "" && !m.Sidechain {
+			st.request, st.titled = r, true
+		} else if r != "" && st.sideRequest == "" {
+			st.sideRequest = r // a session of subagent messages only
+		}
 	}
 	for _, b := range m.Blocks {
 		if b.Kind == compact.BlockToolUse {
@@ -706,7 +725,7 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 		UPDATE sessions SET
 			project = CASE WHEN project = '' AND $1 <> '' THEN $1 ELSE project END,
 			git_branch = CASE WHEN $2 <> '' THEN $2 ELSE git_branch END,
-			title = CASE WHEN $3 <> '' THEN $3 ELSE title END,
+			title = CASE WHEN $3 <> '' THEN $3 WHEN title = '' THEN $17 ELSE title END,
 			model = CASE WHEN $4 <> '' THEN $4 ELSE model END,
 			context_window = CASE WHEN $5 > 0 THEN $5 ELSE context_window END,
 			context_tokens = CASE WHEN $6 >= 0 THEN $6 ELSE context_tokens END,
@@ -721,7 +740,7 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 		WHERE id = $16`,
 		p.Project, p.GitBranch, p.Title, p.Model, p.ContextWindow, st.context,
 		hasCost, cost.USD, cost.LinesAdded, cost.LinesRemoved,
-		nullTime(st.started), nullTime(st.last), st.added, st.compactions, st.toolCalls, id)
+		nullTime(st.started), nullTime(st.last), st.added, st.compactions, st.toolCalls, id, cmp.Or(st.request, st.sideRequest))
 	if err != nil {
 		return fmt.Errorf("update session %s: %w", id, err)
 	}

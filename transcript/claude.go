@@ -31,8 +31,11 @@ package transcript
 //	                               lines are chained to it
 //	system (other subtypes)        skipped: stop_hook_summary, turn_duration,
 //	                               api_error, informational are telemetry
-//	summary                        a session title (not a compaction summary):
-//	                               Session{Title}
+//	summary, ai-title              a session title (not a compaction summary):
+//	                               Session{Title} (summary, aiTitle)
+//	custom-title                   the user's title (/rename): Session{Title}
+//	                               from customTitle; ai-title and summary
+//	                               lines after it leave it
 //	progress                       skipped: hook, bash and agent progress is
 //	                               streaming output already in the tool_result
 //	file-history-snapshot          skipped: file backups for undo, no content
@@ -99,6 +102,8 @@ type claudeLine struct {
 	Message           []byte // raw: decoded only for user and assistant lines
 	Content           []byte // raw: system lines
 	Summary           string // summary lines
+	CustomTitle       string // custom-title lines (the user named the session)
+	AITitle           string // ai-title lines (Claude Code named it)
 	CompactMetadata   []byte // raw
 	Operation         string // queue-operation lines
 	Attachment        []byte // raw: attachment lines
@@ -166,6 +171,10 @@ func decodeClaudeLine(data []byte, l *claudeLine) string {
 			str("requestId", v, &l.RequestID)
 		case "summary":
 			str("summary", v, &l.Summary)
+		case "customTitle":
+			str("customTitle", v, &l.CustomTitle)
+		case "aiTitle":
+			str("aiTitle", v, &l.AITitle)
 		case "isMeta":
 			boolean("isMeta", v, &l.IsMeta)
 		case "isSidechain":
@@ -314,7 +323,7 @@ var claudeMetaPrefixes = []string{
 // claudeUsed reports whether the reader uses lines of type t.
 func claudeUsed(t string) bool {
 	switch t {
-	case "user", "assistant", "system", "summary":
+	case "user", "assistant", "system", "summary", "custom-title", "ai-title":
 		return true
 	}
 	return false
@@ -416,16 +425,34 @@ func (p *claudeParser) line(data []byte, lineNo int, off int64) (string, error) 
 		if rec.Message = p.attachment(&l, data); rec.Message == nil {
 			p.skipLink(&l)
 		}
-	case "summary":
+	case "summary", "ai-title", "custom-title":
+		title := l.Summary
+		switch l.Type {
+		case "custom-title":
+			// The user's name for the session: Claude Code shows it over
+			// its own, and re-writes its own later.
+			title, p.st.CustomTitle = l.CustomTitle, true
+		case "ai-title":
+			if title = l.AITitle; p.st.CustomTitle {
+				title = ""
+			}
+		case "summary":
+			if p.st.CustomTitle {
+				title = ""
+			}
+		}
+		if title == "" {
+			return "", nil
+		}
 		if p.st.SessionID == "" {
 			// No session yet: hold the title for the first line that names one.
-			p.title, p.titleLine, p.titleOff, p.hasTitle = l.Summary, lineNo, off, true
+			p.title, p.titleLine, p.titleOff, p.hasTitle = title, lineNo, off, true
 			return "", nil
 		}
 		if rec.Session == nil {
 			rec.Session = &SessionInfo{ID: p.st.SessionID}
 		}
-		rec.Session.Title = l.Summary
+		rec.Session.Title = title
 	default:
 		p.skipLink(&l)
 	}

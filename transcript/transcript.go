@@ -72,6 +72,9 @@ type State struct {
 	// LastContextTokens is the context in use at the last usage seen, the
 	// pre-compaction figure for a Codex compaction that follows.
 	LastContextTokens int64
+	// CustomTitle is set once a Claude Code session's user named it: its
+	// own titles (ai-title, summary) then change nothing.
+	CustomTitle bool `json:",omitempty"`
 	// Skim is a line too long to read in the time a read has, being
 	// passed over across reads (see lineReader.passOver); nil when none.
 	Skim *Skim `json:",omitempty"`

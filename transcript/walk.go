@@ -28,9 +28,10 @@ func SessionHint(path string) string {
 
 // Walk calls fn for every transcript under roots: a root that is a file is
 // yielded whatever its name; a root that is a directory is walked
-// recursively for *.jsonl files and OpenCode's and Kilo's databases, in
-// lexical order, following symbolic links to directories without ever
-// entering one directory twice. A file reached
+// recursively for *.jsonl files (but the agents' prompt histories,
+// notTranscripts) and OpenCode's and Kilo's databases, in lexical order,
+// following symbolic links to directories without ever entering one
+// directory twice. A file reached
 // twice (through a link, or named by two roots) is yielded once. A root
 // that does not exist is an error (wrapping fs.ErrNotExist), reported
 // before any file is yielded. Walk stops at the first error of fn or of
@@ -97,6 +98,14 @@ func (w *walker) file(path string, info os.FileInfo) error {
 	return w.fn(path)
 }
 
+// notTranscripts are the JSONL files the agents keep beside their
+// transcripts that are none: a walk passes them over in silence (named
+// as a root, one is read, and found to be no transcript). history.jsonl
+// is the prompt history of Claude Code (~/.claude) and of Codex
+// (~/.codex): a user who ingests the agent's whole folder was warned
+// about it at every run.
+var notTranscripts = map[string]bool{"history.jsonl": true}
+
 func (w *walker) dir(path string, info os.FileInfo) error {
 	k := keyOf(path, info)
 	if w.seenDirs[k] {
@@ -116,7 +125,7 @@ func (w *walker) dir(path string, info os.FileInfo) error {
 		if mode&fs.ModeSymlink == 0 && !mode.IsDir() && !mode.IsRegular() {
 			continue // sockets, devices, pipes
 		}
-		if !mode.IsDir() && mode&fs.ModeSymlink == 0 && !walked(e.Name()) {
+		if !mode.IsDir() && mode&fs.ModeSymlink == 0 && !walked(e.Name()) || notTranscripts[e.Name()] {
 			continue
 		}
 		info, err := os.Stat(p) // follows links

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,9 +64,15 @@ type App struct {
 	// status line's waits: a test's, never a user's (0: the budgets as
 	// promised).
 	hookTimeScale float64
+	// inspector is set by doctor: it opens a ledger read-write when it
+	// can (FTS5's own integrity check writes), read-only when it cannot,
+	// and, as a reader, never creates one.
+	inspector bool
 }
 
-// reads says the command only reads the ledger.
+// reads says the command only reads the ledger: it opens it read-only,
+// and a ledger that is not there is an error (*store.NoLedgerError), not
+// a new empty one.
 func (a *App) reads() { a.reader = true }
 
 // lessGC is for a command that reads a bounded amount and exits (resume,
@@ -177,6 +184,16 @@ func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	opts := a.serverOptions(path)
 	if a.noRedact {
 		opts = append(opts, store.WithoutRedaction())
+	}
+	if a.inspector {
+		if !store.Exists(path) {
+			return nil, &store.NoLedgerError{Path: path}
+		}
+		s, err := store.Open(ctx, path, opts...)
+		if !errors.As(err, new(*store.ReadOnlyError)) {
+			return s, err
+		}
+		return store.OpenReader(ctx, path, opts...)
 	}
 	if a.readFallback {
 		s, err := store.Open(ctx, path, opts...)
@@ -346,7 +363,7 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 			}
 		},
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagError(err)} })
 	root.PersistentFlags().StringVar(&app.dbFlag, "db", "", "database `path` (default $LEDGER_DB, else $XDG_DATA_HOME/ledger/ledger.db)")
 	root.PersistentFlags().StringVar(&app.cpuProfile, "cpuprofile", "", "write a CPU profile to `file` (inspect with go tool pprof)")
 	root.PersistentFlags().BoolVar(&app.noRedact, "no-redact", false,
@@ -366,7 +383,7 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		newMeterCmd(app),
 		newResumeCmd(app),
 		newForgetCmd(app),
-		newPauseCmd(app), newResumeRecordingCmd(app), newExportCmd(app),
+		newPauseCmd(app), newUnpauseCmd(app), newExportCmd(app),
 		newDoctorCmd(app),
 		newRedactCmd(app),
 		newHooksCmd(app),
@@ -377,6 +394,24 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		newSyncCmd(app),
 	)
 	return root
+}
+
+// flagError says what a flag given a value of the wrong kind wants, in
+// place of pflag's message, which quotes Go's parser ("strconv.ParseInt:
+// parsing "abc": invalid syntax").
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) {
+		return err
+	}
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "uint": "a whole number", "float64": "a number",
+		"bool": "true or false", "duration": "a duration such as 36h or 90m",
+	}[iv.GetFlag().Value.Type()]
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("--%s %q: want %s", iv.GetFlag().Name, iv.GetValue(), want)
 }
 
 // noArgs, exactArgs and friends wrap cobra's argument checks as usage errors.

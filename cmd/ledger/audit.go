@@ -94,13 +94,21 @@ func printAudit(w io.Writer, rows []engine.AuditRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AT\tSESSION\tTRIGGER\tPRE\tPOST\tSOURCE\tHANDOFF\tSUMMARY\tKEPT\tTOOL CALLS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\n", humanTime(time.Time(r.At)), engine.ShortID(r.Session), r.Trigger,
+		trigger := r.Trigger
+		if r.Source == "cli" {
+			trigger = "clear" // ledger compact's handoff, not the agent's compaction
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\n", humanTime(time.Time(r.At)), engine.ShortID(r.Session), trigger,
 			optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, keptText(r.PreservedMessages), r.ToolCalls)
 	}
 	tw.Flush()
 	tot := engine.Totals(rows)
-	fmt.Fprintf(w, "\n%d compactions · median pre_tokens %s · median tool calls between compactions %s\n",
-		tot.Compactions, optInt(tot.MedianPreTokens), optInt(tot.MedianToolCalls))
+	clears := ""
+	if tot.Clears > 0 {
+		clears = fmt.Sprintf(" (and %d by ledger compact, a clear)", tot.Clears)
+	}
+	fmt.Fprintf(w, "\n%d compactions%s · median pre_tokens %s · median tool calls between compactions %s\n",
+		tot.Compactions, clears, optInt(tot.MedianPreTokens), optInt(tot.MedianToolCalls))
 }
 
 // keptText is how many messages a partial compaction kept verbatim, "-"

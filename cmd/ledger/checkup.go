@@ -41,7 +41,9 @@ func printCheckup(app *App, c engine.Checkup) {
 	for _, t := range names {
 		segs = append(segs, fmt.Sprintf("%s %d", strings.TrimSuffix(t, "_fts"), c.FTSSegments[t]))
 	}
-	fmt.Fprintf(w, "full-text segments: %s\n", strings.Join(segs, ", "))
+	if len(segs) > 0 { // PostgreSQL's GIN indexes have none
+		fmt.Fprintf(w, "full-text segments: %s\n", strings.Join(segs, ", "))
+	}
 	for _, h := range c.Hooks {
 		switch {
 		case len(h.Events) == 0:

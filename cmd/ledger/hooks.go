@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -116,9 +119,25 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	if err != nil {
 		return err
 	}
-	changed, err := agentconfig.UpdateFile(path, func(old []byte) ([]byte, error) { return editSettings(app, opts, old) })
+	_, statErr := os.Stat(path)
+	existed := statErr == nil
+	changed, err := agentconfig.UpdateFile(path, func(old []byte) ([]byte, error) {
+		doc, err := editSettings(app, opts, old)
+		if err == nil && !opts.Install && agentconfig.EmptyObject(doc) {
+			// Nothing is left but an empty object: the file said nothing
+			// before ledger's hooks went in (or ledger created it).
+			return nil, nil
+		}
+		return doc, err
+	})
 	if err != nil {
 		return err
+	}
+	_, statErr = os.Stat(path)
+	removed := changed && errors.Is(statErr, fs.ErrNotExist)
+	kept := ""
+	if existed && changed && !removed {
+		kept = "; previous file kept as " + filepath.Base(path) + ".bak"
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, struct {
@@ -132,7 +151,10 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	case !changed:
 		fmt.Fprintf(app.Stdout, "no ledger hooks in %s (nothing changed)\n", path)
 	case opts.Install:
-		fmt.Fprintf(app.Stdout, "installed ledger's hooks (%s mode) in %s; previous file kept as %s.bak\n", opts.Mode, path, filepath.Base(path))
+		fmt.Fprintf(app.Stdout, "installed ledger's hooks (%s mode) in %s%s\n", opts.Mode, path, kept)
+		if opts.Scope == "project" {
+			fmt.Fprintf(app.Stdout, projectNote+"\n", path)
+		}
 		if opts.Agent == "codex" {
 			fmt.Fprintln(app.Stdout, codexTrustNote)
 		}
@@ -142,8 +164,10 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		if opts.Agent == "claude" && opts.Mode == "clear" && !opts.StatusLine {
 			fmt.Fprintln(app.Stdout, clearWindowNote)
 		}
+	case removed:
+		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s, and the file, which held nothing else%s\n", path, kept)
 	default:
-		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s; previous file kept as %s.bak\n", path, filepath.Base(path))
+		fmt.Fprintf(app.Stdout, "removed ledger's hooks from %s%s\n", path, kept)
 	}
 	return nil
 }
@@ -165,9 +189,9 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 		}
 		return agentconfig.UninstallClaudeHooks(doc)
 	}
-	exe, err := app.executable()
+	exe, err := hookProgram(app, opts)
 	if err != nil {
-		return nil, fmt.Errorf("find the ledger binary: %w", err)
+		return nil, err
 	}
 	var args []string
 	events := engine.HookEvents()
@@ -206,6 +230,23 @@ func editSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error) {
 	}
 	return agentconfig.InstallStatusLine(doc, exe, slArgs...)
 }
+
+// hookProgram is the ledger program the hooks run: this very binary by
+// absolute path in a user's own settings; in a project's settings, which
+// every clone shares, 'ledger' as each user's PATH finds it.
+func hookProgram(app *App, opts *hooksOptions) (string, error) {
+	if opts.Scope == "project" {
+		return agentconfig.PathProgram, nil
+	}
+	exe, err := app.executable()
+	if err != nil {
+		return "", fmt.Errorf("find the ledger binary: %w", err)
+	}
+	return exe, nil
+}
+
+// projectNote says what a project's hooks need of each user.
+const projectNote = "%s is shared by every clone: its hooks run 'ledger' from each user's PATH (this one: install ledger there, e.g. go install github.com/agentledger/ledger/cmd/ledger@latest); a user without it gets a failed hook, never a broken session"
 
 // settingsPath is the settings.json of a scope.
 func settingsPath(app *App, scope string) (string, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/agentledger/ledger/cmd/internal/agentconfig"
@@ -41,9 +40,9 @@ func editAgentSettings(app *App, opts *hooksOptions, old []byte) ([]byte, error)
 		}
 		return agentconfig.UninstallGroupHooks(old)
 	}
-	exe, err := app.executable()
+	exe, err := hookProgram(app, opts)
 	if err != nil {
-		return nil, fmt.Errorf("find the ledger binary: %w", err)
+		return nil, err
 	}
 	args := []string{"--agent", opts.Agent}
 	if opts.Startup {

@@ -42,6 +42,9 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	if left := homeWrites(trap); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: the tests wrote in the HOME they inherited (without this guard, the developer's own): %s\n", strings.Join(left, ", "))
 		code = 1

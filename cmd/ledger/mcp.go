@@ -144,9 +144,9 @@ func runMCPInstall(app *App, opts *mcpInstallOptions) error {
 	}
 	edit := cfg.Uninstall
 	if opts.Install {
-		exe, err := app.executable()
+		exe, err := hookProgram(app, &hooksOptions{Scope: opts.Scope})
 		if err != nil {
-			return fmt.Errorf("find the ledger binary: %w", err)
+			return err
 		}
 		var flags []string
 		if app.dbFlag != "" {

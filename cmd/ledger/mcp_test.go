@@ -168,11 +168,11 @@ func TestMCPEndToEnd(t *testing.T) {
 		t.Errorf("handoff: %+v", h)
 	}
 	var a struct {
-		Totals struct{ Compactions int }
+		Totals struct{ Compactions, Clears int }
 	}
 	c.ok("audit", nil, &a)
-	if a.Totals.Compactions != 4 {
-		t.Errorf("audit: %d compactions, want the corpus's 3 and compact's", a.Totals.Compactions)
+	if a.Totals.Compactions != 3 || a.Totals.Clears != 1 {
+		t.Errorf("audit: %d compactions and %d clears, want the corpus's 3 and compact's clear", a.Totals.Compactions, a.Totals.Clears)
 	}
 	var m struct {
 		Session    string
@@ -326,6 +326,11 @@ func TestMCPInstall(t *testing.T) {
 	proj := t.TempDir()
 	if d := mcpCmd(proj, "install", "--scope", "project"); d.Config != filepath.Join(proj, ".mcp.json") {
 		t.Fatalf("install --scope project: %+v", d)
+	}
+	// Shared by every clone: the server is 'ledger' as each user's PATH
+	// finds it, not this user's binary.
+	if b, _ := os.ReadFile(filepath.Join(proj, ".mcp.json")); !strings.Contains(string(b), `"command": "ledger"`) || strings.Contains(string(b), ledgerBin) {
+		t.Errorf(".mcp.json of a project:\n%s", b)
 	}
 	mcpCmd(proj, "uninstall", "--scope", "project")
 	if _, err := os.Stat(filepath.Join(proj, ".mcp.json")); !os.IsNotExist(err) {

@@ -122,6 +122,11 @@ func TestMeterWindowAndThresholds(t *testing.T) {
 	if acc.Messages < 100 || acc.Median > 0.15 || acc.Baseline < 0.3 || acc.P90 < acc.Median {
 		t.Errorf("accuracy %+v: want the estimator within 15%% median and chars/4 far worse", acc)
 	}
+	// Metering files made no ledger; in one, an unknown session is not found.
+	if r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", "no-such-session"); r.code != 1 || !strings.Contains(r.stderr, "no ledger at") {
+		t.Errorf("no ledger: exit %d, %q; want 1", r.code, r.stderr)
+	}
+	runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "init")
 	if r := runCmd(t, home, "", "--db", filepath.Join(home, "l.db"), "meter", "no-such-session"); r.code != 3 {
 		t.Errorf("unknown session: exit %d, want 3", r.code)
 	}

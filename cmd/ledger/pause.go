@@ -11,7 +11,7 @@ import (
 
 type pauseOptions struct {
 	Project string
-	Resume  bool // resume-recording
+	Resume  bool // unpause
 	List    bool
 	JSON    bool
 }
@@ -20,10 +20,10 @@ func newPauseCmd(app *App) *cobra.Command {
 	opts := &pauseOptions{}
 	cmd := &cobra.Command{
 		Use:   "pause [--project DIR]",
-		Short: "Keep a project out of the ledger until resume-recording",
+		Short: "Keep a project out of the ledger until ledger unpause",
 		Long: `Pause recording for a project: from now on ingest and every hook keep nothing
 of its sessions (the transcript lines are read past, not stored), and no hook
-injects anything there, until 'ledger resume-recording'. The project is
+injects anything there, until 'ledger unpause'. The project is
 --project, else the working folder's git checkout (the folder itself outside
 one); folders below it are paused too. What the ledger already holds of the
 project stays, left out of search and resume meanwhile: 'ledger forget
@@ -46,15 +46,18 @@ either way.`,
 	return cmd
 }
 
-func newResumeRecordingCmd(app *App) *cobra.Command {
+// newUnpauseCmd is pause's undo. It was named resume-recording, which
+// read like a kind of `ledger resume`: that name stays as an alias.
+func newUnpauseCmd(app *App) *cobra.Command {
 	opts := &pauseOptions{Resume: true}
 	cmd := &cobra.Command{
-		Use:   "resume-recording [--project DIR]",
-		Short: "Record a paused project again",
+		Use:     "unpause [--project DIR]",
+		Aliases: []string{"resume-recording"},
+		Short:   "Record a paused project again (undo ledger pause)",
 		Long: `Resume recording for a project 'ledger pause' paused (--project, else the
 working folder's git checkout). What happened while it was paused stays
 unrecorded. A .ledgerignore file is not affected: delete the file.`,
-		Example: `  ledger resume-recording --project ~/src/client-work`,
+		Example: `  ledger unpause --project ~/src/client-work`,
 		Args:    argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPause(cmd.Context(), app, opts)
@@ -111,6 +114,7 @@ func runPause(ctx context.Context, app *App, opts *pauseOptions) error {
 		fmt.Fprintf(app.Stdout, "recording was already paused for %s\n", project)
 	}
 	fmt.Fprintf(app.Stdout, "what the ledger already holds of it stays; to remove it: ledger forget --project %s\n", project)
+	fmt.Fprintf(app.Stdout, "to record it again: ledger unpause --project %s\n", project)
 	return nil
 }
 
@@ -122,7 +126,7 @@ func printExcluded(app *App, ex []engine.Excluded) {
 	}
 	for _, x := range ex {
 		if x.How == "paused" {
-			fmt.Fprintf(app.Stdout, "%s  paused (ledger resume-recording --project %s)\n", x.Project, x.Project)
+			fmt.Fprintf(app.Stdout, "%s  paused (ledger unpause --project %s)\n", x.Project, x.Project)
 		} else {
 			fmt.Fprintf(app.Stdout, "%s  %s\n", x.Project, x.File)
 		}

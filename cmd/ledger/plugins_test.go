@@ -269,7 +269,7 @@ func TestPiExtension(t *testing.T) {
 	r := execLedger(t, home, "", "", nil, "hooks", "log", "--json")
 	var receipts []struct {
 		Event, Outcome, Detail string
-		Session                string `json:"session_id"`
+		Session                string `json:"session"`
 	}
 	decodeJSON(t, r.stdout, &receipts)
 	var events []string

@@ -564,13 +564,13 @@ func TestOwnerOnlyFiles(t *testing.T) {
 		stdin string
 		args  []string
 	}{
-		{"", []string{"ingest", filepath.Join(home, ".claude", "projects")}},   // the db at ~/.local/share/ledger
-		{"", []string{"compact", inProject}},                                   // ~/.local/share/ledger/handoffs/<project>/...
-		{"", []string{"compact", elsewhere}},                                   // ~/.local/share/ledger/handoffs/...
-		{"not json", []string{"hook"}},                                         // $XDG_STATE_HOME/ledger/hook.log
-		{"", []string{"hooks", "install"}},                                     // ~/.claude/settings.json
-		{"", []string{"hooks", "uninstall"}},                                   // settings.json.bak
-		{"", []string{"--db", filepath.Join(home, "other", "l.db"), "doctor"}}, // a --db folder
+		{"", []string{"ingest", filepath.Join(home, ".claude", "projects")}}, // the db at ~/.local/share/ledger
+		{"", []string{"compact", inProject}},                                 // ~/.local/share/ledger/handoffs/<project>/...
+		{"", []string{"compact", elsewhere}},                                 // ~/.local/share/ledger/handoffs/...
+		{"not json", []string{"hook"}},                                       // $XDG_STATE_HOME/ledger/hook.log
+		{"", []string{"hooks", "install"}},                                   // ~/.claude/settings.json
+		{"", []string{"hooks", "install", "--mode", "clear"}},                // settings.json.bak
+		{"", []string{"--db", filepath.Join(home, "other", "l.db"), "init"}}, // a --db folder
 	}
 	for _, s := range steps {
 		r := runBin(t, home, s.stdin, s.args...)

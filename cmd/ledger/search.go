@@ -70,7 +70,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 		if flag, ok := strings.CutPrefix(err.Error(), "unknown flag: "); ok {
 			return usagef("%v (to search for %s, end the flags first: ledger search -- '%s')", err, flag, flag)
 		}
-		return usageError{err}
+		return usageError{flagError(err)}
 	})
 	f := cmd.Flags()
 	f.StringVar(&opts.Session, "session", "", "only this `session` (id or unique prefix)")
@@ -78,7 +78,7 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 	f.StringVar(&opts.Since, "since", "", "only at or after `time` (date, RFC 3339, or 7d/36h ago)")
 	f.StringVar(&opts.Until, "until", "", "only before `time` (date, RFC 3339, or 7d/36h ago)")
 	f.StringVar(&opts.Kind, "kind", "", "only `kind`: message, handoff, compaction or note")
-	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user, assistant, system or tool")
+	f.StringVar(&opts.Role, "role", "", "only messages of `role`: user (typed), assistant, system or tool (every agent's tool output)")
 	f.StringVar(&opts.Host, "host", "", "only sessions of this machine (`name`, as sessions --json shows it)")
 	f.StringVar(&opts.Agent, "agent", "", "only sessions of this `agent`: "+engine.AgentSources())
 	f.IntVar(&opts.Limit, "limit", 20, "show at most `N` hits")

@@ -71,14 +71,14 @@ func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
 
 func printSessions(w io.Writer, list []store.Session) {
 	if len(list) == 0 {
-		fmt.Fprintln(w, "no sessions (ingest some with: ledger ingest ~/.claude/projects)")
+		fmt.Fprintln(w, "no sessions (ingest your agents' with: ledger ingest)")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tCOST\tPROJECT\tTITLE")
+	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tCLEAR\tCOST\tPROJECT\tTITLE")
 	for _, x := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
-			x.Messages, x.Compactions, engine.CostText(x.Cost()), x.Project, handoff.Shorten(x.Title, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
+			x.Messages, x.Compactions, x.Clears, engine.CostText(x.Cost()), x.Project, handoff.Shorten(x.Title, 60))
 	}
 	tw.Flush()
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentledger/ledger/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -45,11 +48,21 @@ func newVersionCmd(app *App) *cobra.Command {
 func runVersion(ctx context.Context, app *App, opts *versionOptions) error {
 	app.reads()
 	v, err := app.Engine().Versions(ctx, buildVersion())
+	var none *store.NoLedgerError
+	if errors.As(err, &none) {
+		// No ledger yet: this binary's versions, and where it would be.
+		v.SchemaVersion, err = store.TargetVersion()
+		v.SQLiteVersion, v.NoLedger = store.SQLiteLibVersion(), none.Path
+	}
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, v)
+	}
+	if v.NoLedger != "" {
+		fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s; no ledger at %s yet)\n", v.Version, v.SchemaVersion, v.SQLiteVersion, v.NoLedger)
+		return nil
 	}
 	fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s)\n", v.Version, v.SchemaVersion, v.SQLiteVersion)
 	return nil

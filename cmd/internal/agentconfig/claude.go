@@ -98,7 +98,9 @@ func shellWords(s string, n int) []string {
 // binary at exe (an absolute path, so that hooks work whatever PATH Claude
 // Code has) and its arguments, quoted for sh where they need it.
 func HookCommand(exe string, args ...string) (string, error) {
-	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+	if exe == PathProgram {
+		// Found on each user's PATH: a project's shared settings.
+	} else if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
@@ -112,6 +114,11 @@ func HookCommand(exe string, args ...string) (string, error) {
 	}
 	return strings.Join(parts, " "), nil
 }
+
+// PathProgram is the hook program of a project's shared settings: the
+// ledger every user who clones the project has on their PATH, not the
+// absolute path of one user's binary.
+const PathProgram = "ledger"
 
 // shellQuote quotes s for sh when it needs it.
 func shellQuote(s string) string {
@@ -253,7 +260,7 @@ func removeFromEvent(doc []byte, event string) ([]byte, error) {
 // over path; then the folder synced, so that the rename survives a crash
 // too), keeping the previous file as path.bak. A new file is owner-only;
 // an existing one keeps its mode. An edit that returns nil removes the
-// file (keeping path.bak).
+// file, with no backup: it held nothing but what the edit took out.
 func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, err error) {
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -269,7 +276,7 @@ func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	if old != nil {
+	if old != nil && updated != nil {
 		if err := os.WriteFile(path+".bak", old, 0o600); err != nil {
 			return false, fmt.Errorf("back up %s: %w", path, err)
 		}

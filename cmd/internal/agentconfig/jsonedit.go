@@ -183,3 +183,10 @@ func pathKey(k string) string {
 	}
 	return b.String()
 }
+
+// EmptyObject tells a settings document that says nothing: an empty JSON
+// object, white space around it.
+func EmptyObject(doc []byte) bool {
+	r := gjson.ParseBytes(doc)
+	return r.IsObject() && len(r.Map()) == 0
+}

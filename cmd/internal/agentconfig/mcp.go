@@ -22,7 +22,9 @@ const MCPName = "ledger"
 // so that the agent finds it whatever its PATH), run as `ledger mcp` with
 // the given flags after it.
 func NewMCPServer(exe string, flags ...string) (MCPServer, error) {
-	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+	if exe == PathProgram {
+		// Found on each user's PATH: a project's shared .mcp.json.
+	} else if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {

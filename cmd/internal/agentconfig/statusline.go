@@ -28,7 +28,9 @@ func IsLedgerStatusLine(command string) bool {
 // hooks write), chaining the command chain ("" for none), each word
 // quoted for sh where it needs it.
 func StatusLineCommand(exe, chain string, args ...string) string {
-	if abs, err := filepath.EvalSymlinks(exe); err == nil {
+	if exe == PathProgram {
+		// Found on each user's PATH (a project's shared settings).
+	} else if abs, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = abs
 	}
 	c := shellQuote(exe) + " statusline"

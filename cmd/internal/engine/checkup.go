@@ -35,6 +35,9 @@ type Checkup struct {
 	Excluded    []Excluded          `json:"excluded_projects"`
 	FTSSegments map[string]int64    `json:"fts_segments"`
 	Problems    []string            `json:"problems"`
+	// NoLedger is the ledger's path when there is none there yet: the
+	// set-up is checked all the same.
+	NoLedger string `json:"no_ledger,omitempty"`
 }
 
 // HookSetup is one agent's hooks file and the ledger hooks in it.
@@ -67,9 +70,15 @@ type TranscriptFolder struct {
 // transcripts folders and how much of them is not ingested, the projects
 // kept out, and the full-text indexes' segments.
 func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error) {
-	c := Checkup{Problems: []string{}}
+	c := Checkup{Problems: []string{}, Receipts: []store.HookReceipt{}, Excluded: []Excluded{}}
 	st, err := e.Store(ctx)
-	if err != nil {
+	var none *store.NoLedgerError
+	switch {
+	case errors.As(err, &none):
+		// A new user's set-up, before the first ingest: everything but
+		// what the ledger holds can be checked, and nothing is created.
+		c.NoLedger = none.Path
+	case err != nil:
 		return c, err
 	}
 	claudeEvents := []string{}
@@ -104,12 +113,14 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 	}
 	c.Hooks = append(c.Hooks, agentHookSetups(o, &c)...)
 	c.Hooks = append(c.Hooks, pluginSetups(o, &c)...)
-	if c.Receipts, err = st.LastHookReceipts(ctx); err != nil {
-		return c, err
-	}
-	cursors, err := st.Cursors(ctx)
-	if err != nil {
-		return c, err
+	cursors := map[string]store.Cursor{}
+	if st != nil {
+		if c.Receipts, err = st.LastHookReceipts(ctx); err != nil {
+			return c, err
+		}
+		if cursors, err = st.Cursors(ctx); err != nil {
+			return c, err
+		}
 	}
 	for _, t := range []struct{ agent, dir string }{
 		{"claude", filepath.Join(o.ClaudeDir, "projects")},
@@ -127,6 +138,9 @@ func (e *Engine) Checkup(ctx context.Context, o CheckupOptions) (Checkup, error)
 	}
 	c.Transcripts = append(c.Transcripts, more...)
 	c.Transcripts = append(c.Transcripts, pluginTranscripts(ctx, o, cursors)...)
+	if st == nil {
+		return c, nil
+	}
 	if c.Excluded, err = e.ExcludedProjects(ctx); err != nil {
 		return c, err
 	}

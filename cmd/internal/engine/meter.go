@@ -101,10 +101,20 @@ func meterOf(v SessionView, betas []string) Meter {
 
 // liveContext is the part of a session still in the model's context: the
 // main conversation (not subagents) from the latest compaction summary on.
+// A session the ledger holds only subagent messages of (its main
+// transcript not read, or none) is measured on them, as LastUsage reads
+// its usage: they are the only context there is to meter.
 func liveContext(msgs []compact.Message) []compact.Message {
+	sidechain := len(msgs) > 0
+	for _, m := range msgs {
+		if !m.Sidechain {
+			sidechain = false
+			break
+		}
+	}
 	var out []compact.Message
 	for _, m := range msgs {
-		if m.Sidechain {
+		if m.Sidechain != sidechain {
 			continue
 		}
 		if m.CompactSummary {
@@ -207,6 +217,11 @@ func (e *Engine) loadSession(ctx context.Context, id string) (SessionView, error
 	for i := len(msgs) - 1; i >= 0 && v.Model == ""; i-- {
 		if !msgs[i].Sidechain {
 			v.Model = msgs[i].Model
+		}
+	}
+	if live := liveContext(msgs); len(live) > 0 && live[0].Sidechain {
+		for i := len(msgs) - 1; i >= 0 && v.Model == ""; i-- {
+			v.Model = msgs[i].Model // subagent messages only: theirs
 		}
 	}
 	return v, nil

@@ -287,6 +287,30 @@ func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, file
 	return out, nil
 }
 
+// excludedFromSearch are the projects a search leaves out: the paused
+// folders (and those below them), and the stored projects that have a
+// .ledgerignore of their own (one stat each; a stored project is the top
+// of its checkout, where the file is).
+func excludedFromSearch(ctx context.Context, st *store.Store) (trees, projects []string, err error) {
+	ps, err := st.PausedProjects(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range ps {
+		trees = append(trees, p.Project)
+	}
+	all, err := st.Projects(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range all {
+		if fi, err := os.Stat(filepath.Join(p, IgnoreFile)); err == nil && !fi.IsDir() {
+			projects = append(projects, p)
+		}
+	}
+	return trees, projects, nil
+}
+
 // dropExcluded leaves out the search hits of sessions whose project is
 // kept out of the ledger: what was stored before a pause (or before a
 // .ledgerignore appeared) is not searched, until forget removes it.

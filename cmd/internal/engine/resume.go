@@ -300,16 +300,19 @@ func (e *Engine) resumeSession(ctx context.Context, req ResumeRequest) (store.Se
 
 // LatestProjectSession is the project's session with the newest activity,
 // leaving out exclude. A project in a git checkout is the whole repository:
-// every worktree of it, wherever in it the session was started.
+// every worktree of it, wherever in it the session was started. Outside
+// one, a project is the folder itself: a session started in a folder below
+// it is another project's (a note made in /tmp went to the session of
+// /tmp/x/workspace).
 func (e *Engine) LatestProjectSession(ctx context.Context, dir, exclude string) (store.Session, error) {
 	st, err := e.Store(ctx)
 	if err != nil {
 		return store.Session{}, err
 	}
 	dir = AbsPath(dir)
-	f := store.SessionFilter{Project: dir, Exclude: exclude, Limit: 1}
+	f := store.SessionFilter{Project: dir, Exclude: exclude, Limit: 1, Exact: true}
 	if g, ok := gitrepo.Read(dir); ok {
-		f.Project = g.Root
+		f.Project, f.Exact = g.Root, false
 		f.Projects = gitrepo.Worktrees(g.CommonDir)
 	}
 	list, err := st.Sessions(ctx, f)

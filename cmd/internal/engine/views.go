@@ -50,6 +50,9 @@ type SessionRow struct {
 	LastAt      Time   `json:"last_at"`
 	Messages    int64  `json:"messages"`
 	Compactions int64  `json:"compactions"`
+	// Clears counts the handoffs `ledger compact` wrote (a clear, not a
+	// compaction).
+	Clears int64 `json:"clears"`
 	// Host is the machine whose ledger first wrote the session.
 	Host string `json:"host"`
 	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
@@ -66,7 +69,7 @@ func SessionRows(list []store.Session) []SessionRow {
 	for _, x := range list {
 		row := SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
 			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
-			Messages: x.Messages, Compactions: x.Compactions, Host: x.Host}
+			Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Host: x.Host}
 		if c := x.Cost(); c != nil {
 			row.CostUSD, row.LinesAdded, row.LinesRemoved = &c.USD, &c.LinesAdded, &c.LinesRemoved
 		}
@@ -160,11 +163,16 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (store.SearchRes
 	if err != nil {
 		return store.SearchResult{}, err
 	}
+	// The projects kept out are left out by the search itself, so that
+	// the limit counts what is shown (optout.go).
+	if o.ExcludeTrees, o.ExcludeProjects, err = excludedFromSearch(ctx, st); err != nil {
+		return store.SearchResult{}, err
+	}
 	res, err := st.Search(ctx, o)
 	if err != nil {
 		return res, err
 	}
-	res.Hits, err = dropExcluded(ctx, st, res.Hits) // optout.go
+	res.Hits, err = dropExcluded(ctx, st, res.Hits) // what the search could not tell: an ignore file at a checkout's top
 	return res, err
 }
 
@@ -228,7 +236,10 @@ func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, 
 // AuditTotals sums up a compaction history: how many, the median context
 // before them, and the median tool calls between them.
 type AuditTotals struct {
+	// Compactions counts the agent's compactions; Clears the handoffs
+	// `ledger compact` recorded (source cli), which the medians leave out.
 	Compactions int `json:"compactions"`
+	Clears      int `json:"clears"`
 	// MedianPreTokens is nil when no compaction recorded its pre_tokens.
 	MedianPreTokens *int64 `json:"median_pre_tokens"`
 	// MedianToolCalls is nil for no compactions.
@@ -238,13 +249,18 @@ type AuditTotals struct {
 // Totals sums up rows.
 func Totals(rows []AuditRow) AuditTotals {
 	var pre, calls []int64
+	clears := 0
 	for _, r := range rows {
+		if r.Source == "cli" {
+			clears++
+			continue
+		}
 		if r.PreTokens != nil {
 			pre = append(pre, *r.PreTokens)
 		}
 		calls = append(calls, r.ToolCalls)
 	}
-	return AuditTotals{Compactions: len(rows), MedianPreTokens: nullInt(Median(pre)), MedianToolCalls: nullInt(Median(calls))}
+	return AuditTotals{Compactions: len(rows) - clears, Clears: clears, MedianPreTokens: nullInt(Median(pre)), MedianToolCalls: nullInt(Median(calls))}
 }
 
 // compactions lists the compaction history, oldest first: every
@@ -345,6 +361,9 @@ type Versions struct {
 	Version       string `json:"version"`
 	SchemaVersion int64  `json:"schema_version"`
 	SQLiteVersion string `json:"sqlite_version"`
+	// NoLedger is the ledger's path when there is none there yet: the
+	// schema version is then this binary's.
+	NoLedger string `json:"no_ledger,omitempty"`
 }
 
 // Versions reads the database's schema version and SQLite's.
@@ -359,4 +378,65 @@ func (e *Engine) Versions(ctx context.Context, version string) (Versions, error)
 	}
 	v.SQLiteVersion, err = st.SQLiteVersion(ctx)
 	return v, err
+}
+
+// CountSessions counts the sessions of a project folder (and those below
+// it; "": every project): the real total of a listing that shows a page.
+func (e *Engine) CountSessions(ctx context.Context, project string) (int, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if project != "" {
+		project = AbsPath(project)
+	}
+	return st.CountSessions(ctx, store.SessionFilter{Project: project})
+}
+
+// InContext is a message (by the id a search hit gives) with the
+// messages around it in its session, in conversation order.
+type InContext struct {
+	Session  string           `json:"session"`
+	ID       int64            `json:"id"`
+	Seq      int64            `json:"seq"`
+	Messages []ContextMessage `json:"messages"`
+}
+
+// ContextMessage is one message of an InContext.
+type ContextMessage struct {
+	Seq  int64  `json:"seq"`
+	Role string `json:"role"`
+	Kind string `json:"kind"`
+	Tool string `json:"tool,omitempty"`
+	At   Time   `json:"at"`
+	Text string `json:"text"`
+	// Hit marks the message asked for.
+	Hit bool `json:"hit"`
+}
+
+// MessageInContext is message id with up to around messages before it
+// and after it in its session; store.ErrNotFound when there is none.
+func (e *Engine) MessageInContext(ctx context.Context, id int64, around int) (InContext, error) {
+	st, err := e.Store(ctx)
+	if err != nil {
+		return InContext{}, err
+	}
+	p, err := st.MessagePlace(ctx, id)
+	if err != nil {
+		return InContext{}, err
+	}
+	msgs, seqs, err := st.MessageRange(ctx, p.SessionID, max(p.Seq-int64(around), 0), p.Seq+int64(around)+1)
+	if err != nil {
+		return InContext{}, err
+	}
+	out := InContext{Session: p.SessionID, ID: id, Seq: p.Seq, Messages: []ContextMessage{}}
+	for i, m := range msgs {
+		role := m.Role
+		if m.Kind() == compact.BlockToolResult {
+			role = compact.RoleTool // as search names it, whoever's line it came in
+		}
+		out.Messages = append(out.Messages, ContextMessage{Seq: seqs[i], Role: string(role), Kind: string(m.Kind()),
+			Tool: m.ToolName(), At: Time(m.Time), Text: m.SearchText(), Hit: seqs[i] == p.Seq})
+	}
+	return out, nil
 }

@@ -52,7 +52,7 @@ func TestToolsListGolden(t *testing.T) {
 			t.Errorf("%s: description, input or output schema missing", tl.Name)
 		}
 	}
-	if want := []string{"audit", "handoff", "meter", "note", "resume", "search", "sessions"}; !equalSorted(names, want) {
+	if want := []string{"audit", "handoff", "message", "meter", "note", "resume", "search", "sessions"}; !equalSorted(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 }

@@ -31,6 +31,8 @@ type SearchOut struct {
 	Total      int          `json:"total" jsonschema:"hits found in all pages"`
 	More       int          `json:"more" jsonschema:"hits after this page"`
 	NextCursor string       `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page"`
+	// BeyondLimit says that more hits exist than limit let through.
+	BeyondLimit bool `json:"beyond_limit" jsonschema:"more hits exist past limit: raise it or narrow the search"`
 }
 
 func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, error) {
@@ -58,13 +60,19 @@ func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, er
 		warn = s.freshen(ctx, in.Project)
 	}
 	req.Project = in.Project
+	limit := req.Limit
+	req.Limit++ // one more tells whether the limit cut the hits short
 	res, err := s.read.Search(ctx, req)
 	if err != nil {
 		return "", SearchOut{}, err
 	}
 	hits := engine.Hits(res.Hits)
+	beyond := len(hits) > limit
+	if beyond {
+		hits = hits[:limit]
+	}
 	render := func(p page) (string, any) {
-		out := SearchOut{Notice: notice, Query: q, AnyWord: res.Any, Hits: []engine.Hit{}, Total: p.total, More: p.more(), NextCursor: p.next()}
+		out := SearchOut{Notice: notice, Query: q, AnyWord: res.Any, Hits: []engine.Hit{}, Total: p.total, More: p.more(), NextCursor: p.next(), BeyondLimit: beyond}
 		var body strings.Builder
 		for i, h := range hits[p.offset : p.offset+p.n] {
 			h.Snippet, h.Score = handoff.Shorten(strings.TrimSpace(h.Snippet), maxField), round(h.Score)
@@ -79,7 +87,11 @@ func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, er
 		if res.Any && p.n > 0 {
 			head += "(no hit has every word; these have some of them)\n"
 		}
-		return fenced(head, body.String(), pageTail(p, "hits")), out
+		tail := pageTail(p, "hits")
+		if beyond && p.next() == "" {
+			tail += fmt.Sprintf("More hits exist past the first %d: raise limit (up to %d), or narrow the search (session, project, kind, since).\n", limit, searchMax)
+		}
+		return fenced(head, body.String(), tail), out
 	}
 	text, out := fitPage(len(hits), offset, 0, s.max, render)
 	return text, out.(SearchOut), nil
@@ -89,7 +101,7 @@ func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, er
 type SessionsOut struct {
 	Notice     string              `json:"notice"`
 	Sessions   []engine.SessionRow `json:"sessions"`
-	Total      int                 `json:"total" jsonschema:"sessions listed in all pages"`
+	Total      int                 `json:"total" jsonschema:"sessions the ledger holds (of project, when given)"`
 	More       int                 `json:"more" jsonschema:"sessions after this page"`
 	NextCursor string              `json:"next_cursor,omitempty" jsonschema:"pass as cursor for the next page"`
 }
@@ -100,7 +112,16 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 		return "", SessionsOut{}, err
 	}
 	warn := s.freshen(ctx, in.Project)
-	list, err := s.read.Sessions(ctx, in.Project, orDefault(in.Limit, sessionsDefault))
+	limit := orDefault(in.Limit, sessionsDefault)
+	project := in.Project
+	if project != "" {
+		project = engine.AbsPath(project)
+	}
+	list, err := s.read.SessionsOf(ctx, store.SessionFilter{Project: project, Limit: limit, Offset: offset})
+	if err != nil {
+		return "", SessionsOut{}, err
+	}
+	total, err := s.read.CountSessions(ctx, in.Project)
 	if err != nil {
 		return "", SessionsOut{}, err
 	}
@@ -112,11 +133,15 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 	render := func(p page) (string, any) {
 		out := SessionsOut{Notice: notice, Sessions: []engine.SessionRow{}, Total: p.total, More: p.more(), NextCursor: p.next()}
 		var body strings.Builder
-		for i, r := range rows[p.offset : p.offset+p.n] {
+		for i, r := range rows[p.offset-offset : p.offset-offset+p.n] {
 			r.Title = handoff.Shorten(r.Title, maxField)
 			out.Sessions = append(out.Sessions, r)
-			fmt.Fprintf(&body, "%d. %s · %s · last activity %s · %d messages · %s · project %s\n", p.offset+i+1, r.ID, r.Source,
-				human(time.Time(r.LastAt)), r.Messages, plural(r.Compactions, "compaction"), orNone(r.Project))
+			clears := ""
+			if r.Clears > 0 {
+				clears = " · " + plural(r.Clears, "clear")
+			}
+			fmt.Fprintf(&body, "%d. %s · %s · last activity %s · %d messages · %s%s · project %s\n", p.offset+i+1, r.ID, r.Source,
+				human(time.Time(r.LastAt)), r.Messages, plural(r.Compactions, "compaction"), clears, orNone(r.Project))
 			if r.Title != "" {
 				fmt.Fprintf(&body, "   title: %s\n", oneLine(r.Title))
 			}
@@ -124,7 +149,9 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 		head := warn + pageHead(p, "sessions", ", newest activity first", empty)
 		return fenced(head, body.String(), pageTail(p, "sessions")), out
 	}
-	text, out := fitPage(len(rows), offset, 0, s.max, render)
+	// A page is at most limit sessions, and the cursor goes on through
+	// all of them: the total is the ledger's, not the page's.
+	text, out := fitPage(total, offset, min(limit, len(rows)), s.max, render)
 	return text, out.(SessionsOut), nil
 }
 
@@ -339,10 +366,17 @@ func (s *Server) audit(ctx context.Context, in AuditIn) (string, AuditOut, error
 		out := AuditOut{Notice: notice, Totals: t, Compactions: rows[p.offset : p.offset+p.n], Total: p.total, More: p.more(), NextCursor: p.next()}
 		var body strings.Builder
 		if p.total > 0 {
-			fmt.Fprintf(&body, "%s · median tokens before a compaction %s · median tool calls between compactions %s\n",
-				plural(int64(t.Compactions), "compaction"), optInt(t.MedianPreTokens), optInt(t.MedianToolCalls))
+			clears := ""
+			if t.Clears > 0 {
+				clears = fmt.Sprintf(" (and %s by ledger compact)", plural(int64(t.Clears), "clear"))
+			}
+			fmt.Fprintf(&body, "%s%s · median tokens before a compaction %s · median tool calls between compactions %s\n",
+				plural(int64(t.Compactions), "compaction"), clears, optInt(t.MedianPreTokens), optInt(t.MedianToolCalls))
 		}
 		for i, r := range out.Compactions {
+			if r.Source == "cli" {
+				r.Trigger = "clear" // ledger compact's handoff, not the agent's compaction
+			}
 			fmt.Fprintf(&body, "%d. %s · session %s · %s · tokens before %s, after %s · source %s · handoff %s · summary %d tokens · %d tool calls since the previous\n",
 				p.offset+i+1, human(time.Time(r.At)), r.Session, r.Trigger, optInt(r.PreTokens), optInt(r.PostTokens), r.Source, optInt(r.HandoffID), r.SummaryTokens, r.ToolCalls)
 		}
@@ -516,4 +550,39 @@ func nonNil(xs []string) []string {
 		return []string{}
 	}
 	return xs
+}
+
+// MessageOut is the message tool's structured output: a message with its
+// neighbours.
+type MessageOut struct {
+	Notice string `json:"notice"`
+	engine.InContext
+}
+
+func (s *Server) message(ctx context.Context, in MessageIn) (string, MessageOut, error) {
+	around := orDefault(in.Around, messageAroundDefault)
+	c, err := s.read.MessageInContext(ctx, in.ID, around)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", MessageOut{}, usageErrorf("no message %d in the ledger: pass the id of a hit of kind message, as the search tool gives it", in.ID)
+	}
+	if err != nil {
+		return "", MessageOut{}, err
+	}
+	// Each message gets its share of the result cap.
+	each := max(s.max/(2*len(c.Messages)+2), 80)
+	var body strings.Builder
+	for i := range c.Messages {
+		m := &c.Messages[i]
+		m.Text = handoff.Shorten(strings.TrimSpace(m.Text), each)
+		mark, who := " ", m.Role
+		if m.Hit {
+			mark = ">"
+		}
+		if m.Tool != "" {
+			who += " (" + m.Tool + ")"
+		}
+		fmt.Fprintf(&body, "%s #%d · %s · %s\n   %s\n", mark, m.Seq, human(time.Time(m.At)), who, oneLine(m.Text))
+	}
+	head := fmt.Sprintf("Message %d (#%d of session %s) with up to %d messages either side, in conversation order; > marks it:\n", c.ID, c.Seq, c.Session, around)
+	return fenced(head, body.String(), ""), MessageOut{Notice: notice, InContext: c}, nil
 }

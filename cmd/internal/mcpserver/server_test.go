@@ -163,7 +163,8 @@ func TestTools(t *testing.T) {
 	var ss SessionsOut
 	text = f.ok("sessions", map[string]any{"project": sampleProject}, &ss)
 	if len(ss.Sessions) != 1 || ss.Sessions[0].ID != claudeSession || ss.Sessions[0].Source != "claude" ||
-		ss.Sessions[0].Compactions != 2 || !strings.Contains(text, "Fix flaky session expiry test") {
+		ss.Sessions[0].Compactions != 1 || ss.Sessions[0].Clears != 1 || !strings.Contains(text, "Fix flaky session expiry test") ||
+		!strings.Contains(text, "1 compaction · 1 clear") {
 		t.Errorf("sessions --project: %+v\n%s", ss, text)
 	}
 	f.ok("sessions", nil, &ss)
@@ -194,8 +195,8 @@ func TestTools(t *testing.T) {
 
 	var a AuditOut
 	text = f.ok("audit", map[string]any{"session": claudeSession}, &a)
-	if a.Totals.Compactions != 2 || len(a.Compactions) != 2 || a.Compactions[0].Source != "transcript" || a.Compactions[1].Source != "cli" ||
-		a.Totals.MedianToolCalls == nil || !strings.Contains(text, "2 compactions") {
+	if a.Totals.Compactions != 1 || a.Totals.Clears != 1 || len(a.Compactions) != 2 || a.Compactions[0].Source != "transcript" || a.Compactions[1].Source != "cli" ||
+		a.Totals.MedianToolCalls == nil || !strings.Contains(text, "1 compaction (and 1 clear by ledger compact)") || !strings.Contains(text, "· clear ·") {
 		t.Errorf("audit: %+v\n%s", a, text)
 	}
 	f.ok("audit", map[string]any{"since": "2026-03-02T12:00:00Z"}, &a)
@@ -573,5 +574,66 @@ func TestInternalErrors(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "/very/secret/ledger.db") || !strings.Contains(logs.String(), "nil map") {
 		t.Errorf("the details are not logged:\n%s", logs)
+	}
+}
+
+// TestListingsTellTheTotal: a listing cut by limit says how many there
+// are in all and that more exist ("Sessions 1-3 of 3" was printed over a
+// ledger of 14), and the cursor goes on past limit; the message tool gives
+// a search hit with its neighbours.
+func TestListingsTellTheTotal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	var first SessionsOut
+	text := f.ok("sessions", map[string]any{"limit": 1}, &first)
+	if first.Total != 2 || len(first.Sessions) != 1 || first.More != 1 || first.NextCursor == "" || !strings.Contains(text, "Sessions 1-1 of 2") {
+		t.Fatalf("sessions limit 1: total %d, %d listed, more %d, cursor %q\n%s", first.Total, len(first.Sessions), first.More, first.NextCursor, text)
+	}
+	var second SessionsOut
+	f.ok("sessions", map[string]any{"limit": 1, "cursor": first.NextCursor}, &second)
+	if second.Total != 2 || len(second.Sessions) != 1 || second.More != 0 || second.Sessions[0].ID == first.Sessions[0].ID {
+		t.Errorf("the next page: %+v", second)
+	}
+
+	var hits SearchOut
+	text = f.ok("search", map[string]any{"query": "test", "limit": 1}, &hits)
+	if len(hits.Hits) != 1 || !hits.BeyondLimit || !strings.Contains(text, "More hits exist past the first 1") {
+		t.Errorf("search limit 1: %d hits, beyond_limit %v\n%s", len(hits.Hits), hits.BeyondLimit, text)
+	}
+	var all SearchOut
+	f.ok("search", map[string]any{"query": "test", "limit": 100}, &all)
+	if all.BeyondLimit || len(all.Hits) < 2 {
+		t.Errorf("search limit 100: %d hits, beyond_limit %v", len(all.Hits), all.BeyondLimit)
+	}
+
+	var hit engine.Hit
+	for _, h := range all.Hits {
+		if h.Kind == store.KindMessage {
+			hit = h
+			break
+		}
+	}
+	var m MessageOut
+	text = f.ok("message", map[string]any{"id": hit.ID, "around": 2}, &m)
+	if m.Session != hit.Session || m.ID != hit.ID || len(m.Messages) < 2 || len(m.Messages) > 5 {
+		t.Fatalf("message %d: %+v", hit.ID, m)
+	}
+	marked := 0
+	for i, x := range m.Messages {
+		if i > 0 && x.Seq != m.Messages[i-1].Seq+1 {
+			t.Errorf("messages out of order: %d after %d", x.Seq, m.Messages[i-1].Seq)
+		}
+		if x.Hit {
+			marked++
+			if x.Seq != m.Seq || !strings.Contains(strings.ToLower(x.Text), "test") {
+				t.Errorf("the marked message #%d: %q", x.Seq, x.Text)
+			}
+		}
+	}
+	if marked != 1 || !strings.Contains(text, "> #") || !strings.Contains(text, "<ledger-record") {
+		t.Errorf("message text (marked %d):\n%s", marked, text)
+	}
+	if res, text := f.call("message", map[string]any{"id": 99999999}); !res.IsError || !strings.Contains(text, "no message 99999999") {
+		t.Errorf("an unknown id: %v %s", res.IsError, text)
 	}
 }

@@ -111,7 +111,7 @@ type sessionsData struct {
 type sessionRow struct {
 	ID, Short, Title, Source, Project string
 	LastAt                            time.Time
-	Messages, Compactions             int64
+	Messages, Compactions, Clears     int64
 	Peak                              int64 // 0: not known
 	Handoff                           *store.Handoff
 	Cost                              string // as the agent reports it, "-" for none
@@ -146,7 +146,7 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, x := range list.Sessions {
 			row := sessionRow{ID: x.ID, Short: engine.ShortID(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
-				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Peak: list.Peaks[x.ID],
+				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Peak: list.Peaks[x.ID],
 				Cost: engine.CostText(x.Cost())}
 			if h, ok := list.Handoffs[x.ID]; ok {
 				row.Handoff = &h

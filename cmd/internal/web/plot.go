@@ -83,8 +83,15 @@ func contextPlot(tl engine.Timeline) template.HTML {
 		cx := x.at(float64(c.Seq))
 		title := fmt.Sprintf("compaction %d (%s, %s), %s tokens before, after message %d: see what it lost", c.ID, c.Trigger, c.Source,
 			humanize.Comma(c.Tokens), c.Seq)
-		fmt.Fprintf(&sb, `<a href="/compactions/%d" class="marker compaction-marker" data-compaction="%d"><title>%s</title>`,
-			c.ID, c.ID, template.HTMLEscapeString(title))
+		if c.Source == "cli" {
+			title = fmt.Sprintf("clear %d (ledger compact wrote a handoff), %s tokens in use, after message %d", c.ID, humanize.Comma(c.Tokens), c.Seq)
+		}
+		class := "compaction-marker"
+		if c.Source == "cli" {
+			class += " clear-marker"
+		}
+		fmt.Fprintf(&sb, `<a href="/compactions/%d" class="marker %s" data-compaction="%d"><title>%s</title>`,
+			c.ID, class, c.ID, template.HTMLEscapeString(title))
 		fmt.Fprintf(&sb, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d"/>`, cx, cx, padT, plotH-padB)
 		cy := y.at(float64(c.Tokens))
 		if c.Tokens <= 0 {

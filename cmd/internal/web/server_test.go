@@ -359,3 +359,33 @@ func TestPluginAgentsPages(t *testing.T) {
 		}
 	}
 }
+
+// TestClearsApartFromCompactions: a handoff `ledger compact` wrote is a
+// clear, shown apart from the agent's compactions in the sessions list,
+// the session page and its plot (it was one more compaction everywhere).
+func TestClearsApartFromCompactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := buildLedger(t, testdata("sample"))
+	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, path) }, engine.Options{})
+	if _, err := e.Compact(ctx, sampleClaude, engine.HandoffRequest{Trigger: "manual", Source: "cli",
+		Out: filepath.Join(t.TempDir(), "handoff.md")}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	s := newTestServer(t, path, Options{})
+	r := get(t, s, "GET", "/sessions/"+sampleClaude)
+	if got := strings.Count(r.body, `class="marker compaction-marker"`); got != 1 {
+		t.Errorf("%d compaction markers, want the agent's 1", got)
+	}
+	if got := strings.Count(r.body, `class="marker compaction-marker clear-marker"`); got != 1 {
+		t.Errorf("%d clear markers, want 1", got)
+	}
+	if !strings.Contains(r.body, "1 compactions · 1 clears (ledger compact)") || !strings.Contains(r.body, ">Clear ") {
+		t.Errorf("the session page does not tell the clear from the compaction:\n%s", excerpt(r.body))
+	}
+	r = get(t, s, "GET", "/")
+	if !strings.Contains(r.body, "<th class=\"num\" title=\"handoffs ledger compact wrote, for a /clear\">Clears</th>") {
+		t.Errorf("the sessions list has no Clears column")
+	}
+}
