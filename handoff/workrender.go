@@ -1,6 +1,7 @@
 package handoff
 
 import (
+	"reflect"
 	"strings"
 )
 
@@ -192,34 +193,87 @@ func kthSmallest(xs []int, k int) int {
 	return s[min(k, len(s))-1]
 }
 
-// readWorking undoes writeWorking.
+// readWorking undoes writeWorking. Markdown edited by hand (or by
+// anything but ledger) may hold lines no render writes, which a render
+// would write back otherwise: then it keeps the items that a render
+// writes back the same way, or, should those still not be, none, so that
+// a handoff read and written again is always the same handoff.
 func readWorking(lines []string, project string) WorkingSet {
 	var ws WorkingSet
 	for _, l := range readList(lines) {
-		switch {
-		case strings.HasPrefix(l, workCmdPrefix):
-			ws.Commands = append(ws.Commands, codeSpans(l[len(workCmdPrefix):])...)
-		case strings.HasPrefix(l, workNextPrefix) || strings.HasPrefix(l, namedByUser+": "):
-			i := strings.LastIndex(l, ": ")
-			g := NextFiles{Why: l[:i]}
-			for _, p := range splitTop(l[i+2:]) {
-				for _, q := range expandBraces(p) {
-					g.Paths = append(g.Paths, readPath(q, project))
-				}
+		got := readWorkLine(l, project)
+		ws.Files = append(ws.Files, got.Files...)
+		ws.Next = append(ws.Next, got.Next...)
+		ws.Commands = append(ws.Commands, got.Commands...)
+	}
+	stable := func(ws WorkingSet) bool { return reflect.DeepEqual(rereadWorking(ws, project), ws) }
+	if stable(ws) {
+		return ws
+	}
+	var kept WorkingSet
+	for _, f := range ws.Files {
+		if stable(WorkingSet{Files: []WorkFile{f}}) {
+			kept.Files = append(kept.Files, f)
+		}
+	}
+	for _, g := range ws.Next {
+		if stable(WorkingSet{Next: []NextFiles{g}}) {
+			kept.Next = append(kept.Next, g)
+		}
+	}
+	for _, c := range ws.Commands {
+		if stable(WorkingSet{Commands: []string{c}}) {
+			kept.Commands = append(kept.Commands, c)
+		}
+	}
+	if stable(kept) {
+		return kept
+	}
+	return WorkingSet{}
+}
+
+// rereadWorking is ws written as writeWorking writes it (with no budget)
+// and read back line by line.
+func rereadWorking(ws WorkingSet, project string) WorkingSet {
+	var out WorkingSet
+	for _, wl := range workLines(Doc{WorkingSet: ws, Project: project}) {
+		for _, l := range readList([]string{"- " + escapeItem(singleLine(wl.text))}) {
+			got := readWorkLine(l, project)
+			out.Files = append(out.Files, got.Files...)
+			out.Next = append(out.Next, got.Next...)
+			out.Commands = append(out.Commands, got.Commands...)
+		}
+	}
+	return out
+}
+
+// readWorkLine reads one line of the section: the commands, a group of
+// next files, or a folder's recent files.
+func readWorkLine(l, project string) WorkingSet {
+	var ws WorkingSet
+	switch {
+	case strings.HasPrefix(l, workCmdPrefix):
+		ws.Commands = append(ws.Commands, codeSpans(l[len(workCmdPrefix):])...)
+	case (strings.HasPrefix(l, workNextPrefix) || strings.HasPrefix(l, namedByUser+": ")) && strings.Contains(l, ": "):
+		i := strings.LastIndex(l, ": ")
+		g := NextFiles{Why: l[:i]}
+		for _, p := range splitTop(l[i+2:]) {
+			for _, q := range expandBraces(p) {
+				g.Paths = append(g.Paths, readPath(q, project))
 			}
-			if len(g.Paths) > 0 {
-				ws.Next = append(ws.Next, g)
-			}
-		default:
-			folder, names := "", l
-			if i := strings.Index(l, ": "); i > 0 && (l[i-1] == '/' || l[i-1] == '\\') {
-				folder, names = l[:i], l[i+2:]
-			}
-			for _, n := range splitTop(names) {
-				f := readWorkFile(n)
-				f.Path = readPath(folder+f.Path, project)
-				ws.Files = append(ws.Files, f)
-			}
+		}
+		if len(g.Paths) > 0 {
+			ws.Next = append(ws.Next, g)
+		}
+	default:
+		folder, names := "", l
+		if i := strings.Index(l, ": "); i > 0 && (l[i-1] == '/' || l[i-1] == '\\') {
+			folder, names = l[:i], l[i+2:]
+		}
+		for _, n := range splitTop(names) {
+			f := readWorkFile(n)
+			f.Path = readPath(folder+f.Path, project)
+			ws.Files = append(ws.Files, f)
 		}
 	}
 	return ws
