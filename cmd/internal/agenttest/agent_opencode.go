@@ -34,9 +34,13 @@ func (s *Server) OpenCodeEnv(home string, extra ...string) []string {
 }
 
 // KiloEnv is the environment that runs Kilo CLI with home as its HOME.
-// extra is appended.
+// extra is appended. At every start Kilo CLI 7.7.7 npm-installs
+// @kilocode/plugin@7.7.7 beside ledger's plugin, which the registry does
+// not have, and starts only once that install has failed: 2 s to 50 s on
+// a busy machine. Its npm is pointed at a closed port, without retries,
+// so that it fails at once: the same outcome, whatever the load.
 func (s *Server) KiloEnv(home string, extra ...string) []string {
-	env := append(BaseEnv(home), "NO_COLOR=1")
+	env := append(BaseEnv(home), "NO_COLOR=1", "npm_config_registry=http://127.0.0.1:1/", "npm_config_fetch_retries=0")
 	env = append(env, KiloCLI.runEnv()...)
 	return append(env, extra...)
 }
@@ -74,8 +78,8 @@ var openCodeDeps installOnce
 // OpenCode's CacheDir, made once: OpenCode then finds them installed and
 // starts at once, instead of spending 10 s or more on npm in every
 // test's fake HOME. (Kilo CLI 7.7.7 asks for @kilocode/plugin@7.7.7,
-// which the registry does not have: its install fails in the background
-// and the run goes on.)
+// which the registry does not have: its install fails and the run goes
+// on; see KiloEnv.)
 func SeedOpenCodePlugin(home string) error {
 	openCodeDeps.once.Do(func() { openCodeDeps.path, openCodeDeps.err = OpenCode.installPluginDeps(context.Background()) })
 	if openCodeDeps.err != nil {
