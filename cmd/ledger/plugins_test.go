@@ -100,7 +100,7 @@ func TestOpenCodePlugin(t *testing.T) {
 	var receipts []struct{ Event, Session, Outcome, Detail string }
 	decodeJSON(t, r.stdout, &receipts)
 	if len(receipts) != 2 || receipts[0].Event != "Stop" || receipts[1].Event != "SessionStart" ||
-		!strings.Contains(receipts[1].Detail, "taken as resume") || !strings.HasPrefix(receipts[0].Detail, "opencode: ") {
+		!strings.Contains(receipts[1].Detail, "OpenCode session start, taken as resume") || !strings.HasPrefix(receipts[0].Detail, "opencode: ") {
 		t.Errorf("receipts %+v", receipts)
 	}
 	r = execLedger(t, home, "", "", nil, "sessions", "--json")

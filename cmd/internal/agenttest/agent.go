@@ -55,10 +55,20 @@ var (
 		VersionArgs: []string{"--version"}}
 	CopilotCLI = Agent{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot",
 		VersionArgs: []string{"--version"}, CacheEnv: "XDG_CACHE_HOME"}
+	// OpenCode and Kilo CLI fetch the models list and updates unless told
+	// not to; Kilo also shares, ingests and indexes.
+	OpenCode = Agent{Name: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode",
+		VersionArgs: []string{"--version"}, Env: []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}}
+	KiloCLI = Agent{Name: "kilo", Package: "@kilocode/cli", Version: "7.7.7", Bin: "kilo",
+		VersionArgs: []string{"--version"}, Env: []string{"KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_AUTOUPDATE=1",
+			"KILO_DISABLE_SHARE=1", "KILO_DISABLE_SESSION_INGEST=1", "KILO_DISABLE_LSP_DOWNLOAD=1",
+			"KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_DISABLE_PRESENCE=1"}}
 )
 
 // Agents lists every pinned agent.
-func Agents() []Agent { return []Agent{ClaudeCode, Codex, GeminiCLI, QwenCode, CopilotCLI, Pi} }
+func Agents() []Agent {
+	return []Agent{ClaudeCode, Codex, GeminiCLI, QwenCode, CopilotCLI, Pi, OpenCode, KiloCLI}
+}
 
 // Environment variables the agent tests read.
 const (

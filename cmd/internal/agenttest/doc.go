@@ -1,5 +1,5 @@
 // Package agenttest runs real coding agents (Claude Code, Codex CLI,
-// Gemini CLI, Qwen Code, Copilot CLI, Pi) in tests, against a scripted model server of its own: the end-to-end tests
+// Gemini CLI, Qwen Code, Copilot CLI, Pi, OpenCode, Kilo CLI) in tests, against a scripted model server of its own: the end-to-end tests
 // (package e2e, below this one) install the pinned npm packages, give each
 // session a fake HOME with ledger's hooks installed, and assert on what
 // the hooks did, what the ledger holds, and what the model was sent. Only tests import
@@ -20,8 +20,9 @@
 //     token usage to report; a Script picks the Turn for a Request. Rules
 //     route side requests (a compaction: IsClaudeCompaction,
 //     IsCodexCompaction, IsGeminiCompression, IsQwenCompaction,
-//     IsCopilotCompaction, IsPiCompaction; Gemini CLI's router:
-//     IsGeminiRouter) away from
+//     IsCopilotCompaction, IsPiCompaction, IsOpenCodeCompaction; Gemini
+//     CLI's router: IsGeminiRouter; OpenCode's title: IsOpenCodeTitle)
+//     away from
 //     the Steps of the agent's own loop.
 //   - Agent (agent.go): the pinned npm packages, installed once into
 //     $LEDGER_AGENTS_DIR (default ledger/agents in the user's cache folder)
@@ -29,9 +30,10 @@
 //     LEDGER_REQUIRE_AGENTS=1 (CI). Cmd (run.go) runs one agent command
 //     with a clean environment and a timeout that kills its process group.
 //   - Per agent (agent_claude.go, agent_codex.go, agent_gemini.go,
-//     agent_qwen.go, agent_copilot.go, agent_pi.go): the environment or
-//     config file that points it at the Server, and how to tell its
-//     compaction request.
+//     agent_qwen.go, agent_copilot.go, agent_pi.go, agent_opencode.go):
+//     the environment or config file that points it at the Server, and
+//     how to tell its compaction request (OpenCode's: also its plugin
+//     dependency, installed once and linked into each HOME).
 //
 // # Wire protocols
 //
@@ -50,7 +52,7 @@
 //	                       (message, function_call, custom_tool_call),
 //	                       response.completed with usage
 //	protocol_chat.go       OpenAI Chat Completions (Qwen Code, Copilot
-//	                       CLI; OpenCode and Pi too): POST
+//	                       CLI, Pi, OpenCode, Kilo CLI): POST
 //	                       /v1/chat/completions, SSE chunks with
 //	                       delta.content and delta.tool_calls, the usage
 //	                       in a last chunk when stream_options asks, then

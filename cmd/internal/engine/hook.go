@@ -490,7 +490,7 @@ func (e *Engine) sessionStart(ctx context.Context, in HookInput, o HookOptions, 
 	req := ResumeRequest{Budget: handoff.DefaultResumeBudget, MaxChars: MaxHookContext}
 	if in.Source == "" && agentconfig.IsPluginAgent(o.Agent) {
 		in.Source = e.startSource(ctx, in, c, r)
-		r.note("a %s session's start, taken as %s", AgentName(o.Agent), in.Source)
+		r.note("%s session start, taken as %s", AgentName(o.Agent), in.Source)
 	}
 	switch {
 	case in.Source == "compact" || in.Source == "resume":

@@ -2,7 +2,7 @@ package e2e
 
 // End-to-end tests of the agents whose hooks ledger writes in their own
 // settings.json (Gemini CLI, Qwen Code, Copilot CLI) or as a plugin file
-// (Pi), each at its pinned version, run headless against the scripted
+// (Pi, OpenCode, Kilo CLI), each at its pinned version, run headless against the scripted
 // model server (Gemini API; Chat Completions) through a tool call, a
 // compaction and a resumed session.
 
@@ -32,6 +32,9 @@ type streamLine struct {
 	IsError   bool   `json:"is_error"`   // Qwen Code's result
 	ExitCode  *int   `json:"exitCode"`   // Copilot CLI's result
 	ID        string `json:"id"`         // Pi's session header
+	// OpenCode's and Kilo CLI's events (run --format json) name theirs
+	// "sessionID", which Session takes (a JSON key matches a field's
+	// name regardless of case); an event "error" ends a failed run.
 }
 
 // runCLI runs an agent's command in the project with env and args, and
@@ -53,6 +56,9 @@ func (r *agentRig) runCLI(name, path string, env, args []string) string {
 		}
 		if x.Type == "session" && x.ID != "" {
 			session = x.ID
+		}
+		if x.Type == "error" && (name == "opencode" || name == "kilo") {
+			failed = true
 		}
 		if x.Type == "result" {
 			failed = x.IsError || (x.Status != "" && x.Status != "success") || (x.ExitCode != nil && *x.ExitCode != 0)
@@ -424,6 +430,99 @@ func TestAgentPi(t *testing.T) {
 	}
 	if after := next[n-1]; after == nil || !after.Contains(fmt.Sprintf("Handoff %d", latest)) {
 		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", latest, r.srv.Digest())
+	}
+	r.checkReceipts(r.receipts())
+}
+
+// openCodeWindow is the window of the model OpenCode and Kilo CLI are
+// given: with 1,000 tokens of output, they compact at a context of 15,000
+// (the window less the output).
+const openCodeWindow = 16_000
+
+// runOpenCode runs `opencode run PROMPT` (args before it: "-c"
+// continues).
+func (r *agentRig) runOpenCode(prompt string, args ...string) string {
+	r.t.Helper()
+	args = append(append([]string{"run"}, args...), "--format", "json", prompt)
+	return r.runCLI("opencode", r.opencode, r.srv.OpenCodeEnv(r.home), args)
+}
+
+// runKilo runs `kilo run PROMPT` (args before it: "-c" continues).
+func (r *agentRig) runKilo(prompt string, args ...string) string {
+	r.t.Helper()
+	args = append(append([]string{"run"}, args...), "--format", "json", prompt)
+	return r.runCLI("kilo", r.kilo, r.srv.KiloEnv(r.home), args)
+}
+
+// TestAgentOpenCode: OpenCode 1.18.33 with ledger's plugin: a session
+// that writes a file; continued (-c) with a turn reporting a context past
+// OpenCode's compaction point, so that it compacts
+// (experimental.session.compacting writes the handoff and joins it to
+// OpenCode's compaction, session.compacted reads the summary) and goes
+// on; continued again, its first request carrying ledger's resume
+// context.
+func TestAgentOpenCode(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"opencode"})
+	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of openCodeWindow
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		writeStep(r.proj, "b.txt", "b\n", past), textStep("b.txt is written.", quiet),
+		textStep("Carrying on from the handoff.", quiet),
+	), "The user asked for tides.md and b.txt; glasswort."))
+	session := r.runOpenCode("Write tides.md with a Tides heading")
+	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
+		t.Errorf("tides.md = %q, %v", b, err)
+	}
+	r.checkSession("opencode", session, "write", "tides.md")
+
+	if s := r.runOpenCode("Add b.txt", "-c"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	if n, _ := compactionFollowers(r.srv, agenttest.IsOpenCodeCompaction); n != 1 {
+		t.Fatalf("OpenCode asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
+	}
+	r.checkHandoffs(1)
+	c := r.auditOne(session, "glasswort")
+
+	before := len(r.srv.Turns())
+	if s := r.runOpenCode("Carry on", "-c"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	if c.HandoffID != nil {
+		r.resumeContextReached(before, *c.HandoffID)
+	}
+	r.checkReceipts(r.receipts())
+}
+
+// TestAgentKilo: Kilo CLI 7.7.7 (OpenCode's fork) with ledger's plugin: a
+// session that writes a file; continued (-c), its first request carrying
+// ledger's resume context of the session. (Its compaction is OpenCode's,
+// which TestAgentOpenCode runs: a Kilo run takes two to three times as
+// long.)
+func TestAgentKilo(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"kilo"})
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
+		textStep("Carrying on.", quiet),
+	), "unused"))
+	session := r.runKilo("Write tides.md with a Tides heading")
+	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
+		t.Errorf("tides.md = %q, %v", b, err)
+	}
+	r.checkSession("kilo", session, "write", "tides.md")
+
+	before := len(r.srv.Turns())
+	if s := r.runKilo("Carry on", "-c"); s != session {
+		t.Errorf("the continued run is session %s, want %s", s, session)
+	}
+	var reached bool
+	for _, req := range r.srv.Turns()[before:] {
+		reached = reached || req.Contains("<ledger-record") && req.Contains("Session "+session+" (kilo)")
+	}
+	if !reached {
+		t.Errorf("no request of the continued run carries ledger's resume context of session %s:\n%s", session, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
 }

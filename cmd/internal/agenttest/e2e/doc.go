@@ -1,6 +1,7 @@
 // Package e2e holds the end-to-end tests of ledger against the real
 // coding agents: the pinned Claude Code and Codex CLI (e2e_test.go),
-// Gemini CLI, Qwen Code, Copilot CLI and Pi (cli_agents_test.go), installed
+// Gemini CLI, Qwen Code, Copilot CLI, Pi, OpenCode and Kilo CLI
+// (cli_agents_test.go), installed
 // from npm (agenttest.Agent), run headless in a fake HOME with
 // ledger's hooks installed, against agenttest's scripted model server.
 // They are a package of their own so that `go test ./...` runs them beside

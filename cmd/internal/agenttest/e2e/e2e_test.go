@@ -106,7 +106,7 @@ type agentRig struct {
 	// The commands of the agents that keep their hooks in settings.json.
 	gemini, qwen, copilot string
 	// The commands of the agents that take ledger's plugin file.
-	pi string
+	pi, opencode, kilo string
 }
 
 // newAgentRig makes the rig for the agents named ("claude", "codex"):
@@ -129,6 +129,10 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 			r.copilot = agenttest.CopilotCLI.Require(t)
 		case "pi":
 			r.pi = agenttest.Pi.Require(t)
+		case "opencode":
+			r.opencode = agenttest.OpenCode.Require(t)
+		case "kilo":
+			r.kilo = agenttest.KiloCLI.Require(t)
 		}
 	}
 	r.proj = filepath.Join(r.home, "src", "tidepool")
@@ -163,6 +167,22 @@ func newAgentRig(t *testing.T, agents []string, installArgs ...string) *agentRig
 	if slices.Contains(agents, "pi") {
 		if err := r.srv.WritePiConfig(r.home, "agenttest-model", piWindow); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for _, a := range []agenttest.Agent{agenttest.OpenCode, agenttest.KiloCLI} {
+		if !slices.Contains(agents, a.Name) {
+			continue
+		}
+		if err := r.srv.WriteOpenCodeConfig(a, r.home, "agenttest-model", openCodeWindow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Contains(agents, "opencode") {
+		if err := agenttest.SeedOpenCodePlugin(r.home); err != nil {
+			if os.Getenv(agenttest.EnvRequire) == "1" {
+				t.Fatal(err)
+			}
+			t.Skipf("OpenCode's plugin dependencies: %v", err)
 		}
 	}
 	if slices.Contains(agents, "codex") {
@@ -347,7 +367,7 @@ func (r *agentRig) audit(session string) []auditRow {
 // writeStep is a step that writes a file in the project with the agent's
 // own write tool, as the request offers it (Claude Code's Write, Codex's
 // apply_patch, Gemini CLI's and Qwen Code's write_file, Copilot CLI's
-// create, Pi's write), reporting usage.
+// create, Pi's write, OpenCode's and Kilo CLI's write), reporting usage.
 func writeStep(proj, name, content string, u agenttest.Usage) func(*agenttest.Request) agenttest.Turn {
 	return func(req *agenttest.Request) agenttest.Turn {
 		switch {
@@ -355,6 +375,8 @@ func writeStep(proj, name, content string, u agenttest.Usage) func(*agenttest.Re
 			return agenttest.CallTool("Write", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
 		case req.HasTool("write_file"): // Gemini CLI, Qwen Code
 			return agenttest.CallTool("write_file", map[string]any{"file_path": filepath.Join(proj, name), "content": content}).WithUsage(u)
+		case req.HasTool("write") && req.HasTool("glob"): // OpenCode, Kilo CLI
+			return agenttest.CallTool("write", map[string]any{"filePath": filepath.Join(proj, name), "content": content}).WithUsage(u)
 		case req.HasTool("write"): // Pi
 			return agenttest.CallTool("write", map[string]any{"path": filepath.Join(proj, name), "content": content}).WithUsage(u)
 		case req.HasTool("create"): // Copilot CLI
@@ -392,6 +414,8 @@ func compacting(steps *agenttest.Steps, summary string) agenttest.Script {
 		agenttest.Rule{Name: "gemini compression", When: agenttest.IsGeminiCompression, Then: agenttest.Always(agenttest.GeminiSnapshot(summary))},
 		agenttest.Rule{Name: "qwen compaction", When: agenttest.IsQwenCompaction, Then: agenttest.Always(agenttest.QwenSnapshot(summary))},
 		agenttest.Rule{Name: "copilot compaction", When: agenttest.IsCopilotCompaction, Then: agenttest.Always(agenttest.Text(summary))},
+		agenttest.Rule{Name: "opencode title", When: agenttest.IsOpenCodeTitle, Then: agenttest.Always(agenttest.Text("Tidepool notes"))},
+		agenttest.Rule{Name: "opencode compaction", When: agenttest.IsOpenCodeCompaction, Then: agenttest.Always(agenttest.Text("## Goal\n" + summary))},
 		agenttest.Rule{Name: "pi compaction", When: agenttest.IsPiCompaction, Then: agenttest.Always(agenttest.Text("## Goal\n" + summary))},
 	)
 }
