@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,22 +20,14 @@ const piFixtureName = "2026-11-26T07-29-37-590Z_01a216c2-8921-7397-bbc1-38fa2acd
 // copyTo copies a file to dst, making its folder.
 func copyTo(t *testing.T, src, dst string) string {
 	t.Helper()
-	in, err := os.Open(src)
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,20 +26,12 @@ const (
 // copyFixture copies a fixture database into a temporary folder.
 func copyFixture(t *testing.T, src string) string {
 	t.Helper()
-	in, err := os.Open(src)
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
 	path := filepath.Join(t.TempDir(), filepath.Base(src))
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,23 +20,15 @@ func agentFixture(parts ...string) string {
 // copyAgentDB copies a fixture database to dir/name, as the agent's own.
 func copyAgentDB(t *testing.T, src, dir, name string) string {
 	t.Helper()
-	in, err := os.Open(src)
+	b, err := os.ReadFile(src)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, name)
-	out, err := os.Create(path)
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
