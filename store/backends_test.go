@@ -39,6 +39,9 @@ func openSQLite(t testing.TB, opts ...Option) *Store {
 
 var backends = []backend{{"sqlite", openSQLite}, {"postgres", openPG}}
 
+// known reports whether n is known and v.
+func known(n *int64, v int64) bool { return n != nil && *n == v }
+
 // contractCase is one case of the store's contract: the same calls must
 // give the same results on every backend.
 type contractCase struct {
@@ -96,11 +99,11 @@ var contractCases = []contractCase{
 			t.Fatal(err)
 		}
 		sess, err := s.Session(ctx, "c1")
-		if c := sess.Cost(); err != nil || c == nil || *c != (compact.Cost{USD: 0.2332, LinesAdded: 8, LinesRemoved: 1}) {
+		if c := sess.Cost; err != nil || c == nil || *c != (compact.Cost{USD: 0.2332, LinesAdded: 8, LinesRemoved: 1}) {
 			t.Errorf("cost of c1 = %+v (%v), want the latest", c, err)
 		}
-		if x, err := s.Session(ctx, "x1"); err != nil || x.Cost() != nil {
-			t.Errorf("cost of x1 = %+v (%v), want none", x.Cost(), err)
+		if x, err := s.Session(ctx, "x1"); err != nil || x.Cost != nil {
+			t.Errorf("cost of x1 = %+v (%v), want none", x.Cost, err)
 		}
 		comps, err := s.Compactions(ctx, CompactionFilter{SessionID: "c1"})
 		if err != nil || len(comps) != 1 || comps[0].PreservedHead != "m2" || comps[0].PreservedTail != "m3" || comps[0].PreservedMessages != 2 {
@@ -118,7 +121,7 @@ var contractCases = []contractCase{
 			t.Fatal(err)
 		}
 		if sess.Messages != 6 || sess.Compactions != 1 || sess.Host != "test-host" || sess.Source != "claude" ||
-			!Time(sess.StartedAt).Equal(at.Add(time.Minute)) || !Time(sess.LastAt).Equal(at.Add(6*time.Minute)) {
+			!sess.StartedAt.Equal(at.Add(time.Minute)) || !sess.LastAt.Equal(at.Add(6*time.Minute)) {
 			t.Errorf("session s1 = %+v", sess)
 		}
 		if sess.ContextTokens != 500 {
@@ -139,8 +142,8 @@ var contractCases = []contractCase{
 			t.Errorf("flags and usage not kept: %+v / %+v", msgs[3], msgs[1])
 		}
 		comps, err := s.Compactions(ctx, CompactionFilter{SessionID: "s1"})
-		if err != nil || len(comps) != 1 || comps[0].Summary != "text of m4" || comps[0].PreTokens.Int64 != 3020 ||
-			comps[0].PostTokens.Int64 != 500 || !comps[0].At.Equal(at.Add(4*time.Minute)) {
+		if err != nil || len(comps) != 1 || comps[0].Summary != "text of m4" || !known(comps[0].PreTokens, 3020) ||
+			!known(comps[0].PostTokens, 500) || !comps[0].At.Equal(at.Add(4*time.Minute)) {
 			t.Errorf("compactions %+v, %v", comps, err)
 		}
 		page, seqs, err := s.MessageRange(ctx, "s1", 1, 3)
@@ -427,8 +430,8 @@ var contractCases = []contractCase{
 			t.Fatalf("search: %+v, %v", res.Hits, err)
 		}
 		sess, err := s.Session(ctx, "v1")
-		if err != nil || !Time(sess.LastAt).Equal(at) {
-			t.Errorf("session v1 last at %v, %v; want %v", Time(sess.LastAt), err, at)
+		if err != nil || !sess.LastAt.Equal(at) {
+			t.Errorf("session v1 last at %v, %v; want %v", sess.LastAt, err, at)
 		}
 		if _, err := s.Sessions(ctx, SessionFilter{}); err != nil {
 			t.Errorf("sessions: %v", err)

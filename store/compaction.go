@@ -10,29 +10,59 @@ import (
 )
 
 // Compaction is one compaction of a session: read from its transcript, or
-// recorded by the PreCompact hook or `ledger compact`.
+// recorded by the PreCompact hook or `ledger compact`. (What it does not
+// know: see the package doc.)
 type Compaction struct {
-	ID         int64         `db:"id"`
-	SessionID  string        `db:"session_id"`
-	At         time.Time     `db:"at"`
-	Trigger    string        `db:"trigger"`
-	PreTokens  sql.NullInt64 `db:"pre_tokens"`
-	PostTokens sql.NullInt64 `db:"post_tokens"`
-	Summary    string        `db:"summary"`
-	Source     string        `db:"source"`
-	HandoffID  sql.NullInt64 `db:"handoff_id"`
-	ToolCalls  int64         `db:"tool_calls"`
-	// BoundaryUUID is the transcript's compact_boundary (NULL for a hook
-	// or cli record no boundary completed); LogicalParentUUID is the last
+	ID        int64
+	SessionID string
+	At        time.Time
+	Trigger   string
+	// PreTokens and PostTokens are the context before and after it, nil
+	// when its agent did not say.
+	PreTokens, PostTokens *int64
+	Summary               string
+	Source                string
+	// HandoffID is the handoff written for it, nil for none.
+	HandoffID *int64
+	ToolCalls int64
+	// BoundaryUUID is the transcript's compact_boundary ('' for a hook or
+	// cli record no boundary completed); LogicalParentUUID is the last
 	// message before the cut, which may be absent from the ledger.
-	BoundaryUUID      sql.NullString `db:"boundary_uuid"`
-	LogicalParentUUID string         `db:"logical_parent_uuid"`
+	BoundaryUUID      string
+	LogicalParentUUID string
 	// PreservedHead and PreservedTail are the first and last message of
 	// the part of the conversation a partial compaction kept verbatim,
 	// PreservedMessages how many messages it kept ('' and 0: none).
-	PreservedHead     string `db:"preserved_head_uuid"`
-	PreservedTail     string `db:"preserved_tail_uuid"`
-	PreservedMessages int64  `db:"preserved_messages"`
+	PreservedHead     string
+	PreservedTail     string
+	PreservedMessages int64
+}
+
+// compactionRow is a compactions row as both backends scan it.
+type compactionRow struct {
+	ID                int64          `db:"id"`
+	SessionID         string         `db:"session_id"`
+	At                time.Time      `db:"at"`
+	Trigger           string         `db:"trigger"`
+	PreTokens         sql.NullInt64  `db:"pre_tokens"`
+	PostTokens        sql.NullInt64  `db:"post_tokens"`
+	Summary           string         `db:"summary"`
+	Source            string         `db:"source"`
+	HandoffID         sql.NullInt64  `db:"handoff_id"`
+	ToolCalls         int64          `db:"tool_calls"`
+	BoundaryUUID      sql.NullString `db:"boundary_uuid"`
+	LogicalParentUUID string         `db:"logical_parent_uuid"`
+	PreservedHead     string         `db:"preserved_head_uuid"`
+	PreservedTail     string         `db:"preserved_tail_uuid"`
+	PreservedMessages int64          `db:"preserved_messages"`
+}
+
+func (r compactionRow) compaction() Compaction {
+	return Compaction{ID: r.ID, SessionID: r.SessionID, At: r.At.UTC(), Trigger: r.Trigger,
+		PreTokens: int64Ptr(r.PreTokens), PostTokens: int64Ptr(r.PostTokens), Summary: r.Summary, Source: r.Source,
+		HandoffID: int64Ptr(r.HandoffID), ToolCalls: r.ToolCalls, BoundaryUUID: r.BoundaryUUID.String,
+		LogicalParentUUID: r.LogicalParentUUID, PreservedHead: r.PreservedHead, PreservedTail: r.PreservedTail,
+		PreservedMessages: r.PreservedMessages}
 }
 
 const compactionColumns = `id, session_id, at, trigger, pre_tokens, post_tokens, summary, source, handoff_id, tool_calls,
@@ -55,12 +85,13 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 		q.add(` AND at >= ` + q.arg(f.Since.UTC()))
 	}
 	q.add(` ORDER BY at, id`)
-	var out []Compaction
-	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
+	var rows []compactionRow
+	if err := s.db.SelectContext(ctx, &rows, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list compactions: %w", err)
 	}
-	for i := range out {
-		out[i].At = out[i].At.UTC()
+	out := make([]Compaction, len(rows))
+	for i, r := range rows {
+		out[i] = r.compaction()
 	}
 	return out, nil
 }
@@ -77,28 +108,26 @@ func (s *Store) LastCompaction(ctx context.Context, sessionID string) (Compactio
 	if n == 0 {
 		return Compaction{}, 0, nil
 	}
-	var c Compaction
+	var c compactionRow
 	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE session_id = $1 AND source <> 'cli'
 		ORDER BY at DESC, id DESC LIMIT 1`, sessionID)
 	if err != nil {
 		return Compaction{}, 0, fmt.Errorf("read the last compaction: %w", err)
 	}
-	c.At = c.At.UTC()
-	return c, n, nil
+	return c.compaction(), n, nil
 }
 
 // CompactionByID returns one compaction, or ErrNotFound.
 func (s *Store) CompactionByID(ctx context.Context, id int64) (Compaction, error) {
-	var c Compaction
+	var c compactionRow
 	err := s.db.GetContext(ctx, &c, `SELECT `+compactionColumns+` FROM compactions WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("no compaction %d: %w", id, ErrNotFound)
+		return Compaction{}, fmt.Errorf("no compaction %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return c, fmt.Errorf("read compaction %d: %w", id, err)
+		return Compaction{}, fmt.Errorf("read compaction %d: %w", id, err)
 	}
-	c.At = c.At.UTC()
-	return c, nil
+	return c.compaction(), nil
 }
 
 // CutSeq is the seq of the last message of the session's main
@@ -118,8 +147,8 @@ func (s *Store) CutSeq(ctx context.Context, c Compaction) (seq int64, ok bool, e
 	if c.LogicalParentUUID != "" {
 		err = q(`SELECT max(seq) FROM messages WHERE session_id = $1 AND uuid = $2`, c.SessionID, c.LogicalParentUUID)
 	}
-	if err == nil && c.BoundaryUUID.Valid {
-		err = q(`SELECT min(seq) - 1 FROM messages WHERE session_id = $1 AND parent_uuid = $2`, c.SessionID, c.BoundaryUUID.String)
+	if err == nil && c.BoundaryUUID != "" {
+		err = q(`SELECT min(seq) - 1 FROM messages WHERE session_id = $1 AND parent_uuid = $2`, c.SessionID, c.BoundaryUUID)
 	}
 	if err == nil {
 		err = q(`SELECT max(seq) FROM messages WHERE session_id = $1 AND sidechain = 0 AND at <= $2`, c.SessionID, c.At.UTC())

@@ -57,7 +57,7 @@ func (s *Store) MessageAt(ctx context.Context, sessionID string, seq int64) (tim
 	if len(at) == 0 {
 		return time.Time{}, fmt.Errorf("no message %d in %s: %w", seq, sessionID, ErrNotFound)
 	}
-	return Time(at[0]), nil
+	return utc(at[0]), nil
 }
 
 // MessagePlace is where a message (by its row id, as search hits name it)
@@ -80,23 +80,33 @@ func (s *Store) MessagePlace(ctx context.Context, id int64) (MessagePlace, error
 }
 
 // ContextPoint is the context in use at one API response of the main
-// conversation: input + cache creation + cache read tokens.
+// conversation: input + cache creation + cache read tokens. At is zero
+// when the response's transcript line had no time.
 type ContextPoint struct {
-	Seq    int64        `db:"seq"`
-	At     sql.NullTime `db:"at"`
-	Tokens int64        `db:"tokens"`
-	Model  string       `db:"model"`
+	Seq    int64
+	At     time.Time
+	Tokens int64
+	Model  string
 }
 
 // ContextSeries lists the context in use at every API response of the
 // session's main conversation that recorded usage, in order. (Codex keeps
 // usage on the session, not on messages: its series is empty.)
 func (s *Store) ContextSeries(ctx context.Context, sessionID string) ([]ContextPoint, error) {
-	var out []ContextPoint
-	if err := s.db.SelectContext(ctx, &out, `SELECT seq, at, model,
+	var rows []struct {
+		Seq    int64        `db:"seq"`
+		At     sql.NullTime `db:"at"`
+		Tokens int64        `db:"tokens"`
+		Model  string       `db:"model"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT seq, at, model,
 		coalesce(input_tokens, 0) + coalesce(cache_creation_tokens, 0) + coalesce(cache_read_tokens, 0) AS tokens
 		FROM messages WHERE session_id = $1 AND sidechain = 0 AND output_tokens IS NOT NULL ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("read context of %s: %w", sessionID, err)
+	}
+	out := make([]ContextPoint, len(rows))
+	for i, r := range rows {
+		out[i] = ContextPoint{Seq: r.Seq, At: utc(r.At), Tokens: r.Tokens, Model: r.Model}
 	}
 	return out, nil
 }

@@ -76,8 +76,8 @@ func TestConversationReads(t *testing.T) {
 		t.Fatalf("compactions: %v %v", cs, err)
 	}
 	c := cs[0]
-	if c.BoundaryUUID.String != "b1" || c.LogicalParentUUID != "m3" || c.Summary != "text of m4" {
-		t.Errorf("compaction: boundary %q, parent %q, summary %q", c.BoundaryUUID.String, c.LogicalParentUUID, c.Summary)
+	if c.BoundaryUUID != "b1" || c.LogicalParentUUID != "m3" || c.Summary != "text of m4" {
+		t.Errorf("compaction: boundary %q, parent %q, summary %q", c.BoundaryUUID, c.LogicalParentUUID, c.Summary)
 	}
 	if got, err := s.CompactionByID(ctx, c.ID); err != nil || got.ID != c.ID || got.Summary != c.Summary {
 		t.Errorf("CompactionByID = %+v, %v", got, err)
@@ -97,7 +97,7 @@ func TestConversationReads(t *testing.T) {
 		{"parent not in the ledger", func(c *Compaction) { c.LogicalParentUUID = "gone" }, 2},
 		{"no boundary", func(c *Compaction) {
 			c.LogicalParentUUID = ""
-			c.BoundaryUUID.Valid = false
+			c.BoundaryUUID = ""
 			c.At = at.Add(2 * time.Minute)
 		}, 1},
 	} {
@@ -108,7 +108,7 @@ func TestConversationReads(t *testing.T) {
 		}
 	}
 	early := c
-	early.LogicalParentUUID, early.BoundaryUUID.Valid, early.At = "", false, at
+	early.LogicalParentUUID, early.BoundaryUUID, early.At = "", "", at
 	if _, ok, err := s.CutSeq(ctx, early); ok || err != nil {
 		t.Errorf("CutSeq before every message: ok %v, %v; want none", ok, err)
 	}

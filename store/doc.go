@@ -8,4 +8,12 @@
 // differently. Every other statement is written once, with numbered
 // parameters both drivers bind (statement.go). Kind names an error's kind,
 // whichever backend said it.
+//
+// The methods return domain structs (Session, Compaction, Hit,
+// compact.Message...), scanned from private row shapes, with one rule for
+// what the ledger does not know: a time is the zero time.Time (the writers
+// store zero as NULL), a string "", and a count or cost where zero is a
+// value a nil pointer (*int64, *compact.Cost). Every time is in UTC
+// (pgx reads TIMESTAMPTZ in the local zone). No sql.Null* leaves the
+// package.
 package store

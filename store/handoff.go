@@ -270,6 +270,9 @@ func (s *Store) Handoffs(ctx context.Context, sessionID string, limit int) ([]Ha
 	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list handoffs: %w", err)
 	}
+	for i := range out {
+		out[i].CreatedAt = out[i].CreatedAt.UTC()
+	}
 	return out, nil
 }
 
@@ -283,6 +286,7 @@ func (s *Store) Handoff(ctx context.Context, id int64) (Handoff, error) {
 	if err != nil {
 		return h, fmt.Errorf("read handoff %d: %w", id, err)
 	}
+	h.CreatedAt = h.CreatedAt.UTC()
 	return h, nil
 }
 

@@ -50,16 +50,18 @@ type SearchOptions struct {
 
 // Hit is one search result.
 type Hit struct {
-	SessionID string    `db:"session_id"`
-	Kind      string    `db:"kind"`
-	ID        int64     `db:"id"`
-	At        time.Time `db:"at"`
-	Role      string    `db:"role"`
-	Snippet   string    `db:"snippet"`
+	SessionID string
+	Kind      string
+	ID        int64
+	// At is the time of the hit's row: zero for a message whose
+	// transcript line had no time.
+	At      time.Time
+	Role    string
+	Snippet string
 	// Score is how much of the query the hit holds (see Store.rank):
 	// higher is better; the hits of a query whose words must all match
 	// score alike, and come newest first.
-	Score float64 `db:"score"`
+	Score float64
 }
 
 // SearchResult is what a search found.
@@ -194,16 +196,20 @@ func (o SearchOptions) indexes() []searchIndex {
 // failed the whole search.
 func selectHits(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]Hit, error) {
 	var rows []struct {
-		Hit
-		At sql.NullTime `db:"at"` // the shallower field: sqlx scans "at" here
+		SessionID string       `db:"session_id"`
+		Kind      string       `db:"kind"`
+		ID        int64        `db:"id"`
+		At        sql.NullTime `db:"at"`
+		Role      string       `db:"role"`
+		Snippet   string       `db:"snippet"`
+		Score     float64      `db:"score"`
 	}
 	if err := db.SelectContext(ctx, &rows, stmt, args...); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	hits := make([]Hit, len(rows))
 	for i, r := range rows {
-		hits[i] = r.Hit
-		hits[i].At = Time(r.At)
+		hits[i] = Hit{SessionID: r.SessionID, Kind: r.Kind, ID: r.ID, At: utc(r.At), Role: r.Role, Snippet: r.Snippet, Score: r.Score}
 	}
 	return hits, nil
 }

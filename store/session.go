@@ -13,41 +13,88 @@ import (
 	"github.com/agentledger/ledger/compact"
 )
 
-// Session is a stored agent session.
+// Session is a stored agent session. (What it does not know: see the
+// package doc.)
 type Session struct {
-	ID            string       `db:"id"`
-	Source        string       `db:"source"`
-	Project       string       `db:"project"`
-	GitBranch     string       `db:"git_branch"`
-	Title         string       `db:"title"`
-	Model         string       `db:"model"`
-	ContextWindow int64        `db:"context_window"`
-	ContextTokens int64        `db:"context_tokens"`
-	StartedAt     sql.NullTime `db:"started_at"`
-	LastAt        sql.NullTime `db:"last_at"`
-	Messages      int64        `db:"messages"`
+	ID            string
+	Source        string
+	Project       string
+	GitBranch     string
+	Title         string
+	Model         string
+	ContextWindow int64
+	ContextTokens int64
+	// StartedAt and LastAt are the times of the session's first and
+	// latest record: zero when its transcript gave none.
+	StartedAt, LastAt time.Time
+	Messages          int64
 	// Compactions counts the agent's compactions; Clears the handoffs
 	// `ledger compact` recorded (a clear is not a compaction).
-	Compactions int64 `db:"compactions"`
-	Clears      int64 `db:"clears"`
-	ToolCalls   int64 `db:"tool_calls"`
+	Compactions int64
+	Clears      int64
+	ToolCalls   int64
 	// Host is the machine whose ledger first wrote the session ('' for
 	// sessions written before ledger kept it).
-	Host string `db:"host"`
-	// CostUSD, LinesAdded and LinesRemoved are the session's cost as its
-	// agent reports it (Claude Code's cost-state), NULL when it reports
-	// none.
-	CostUSD      sql.NullFloat64 `db:"cost_usd"`
-	LinesAdded   sql.NullInt64   `db:"lines_added"`
-	LinesRemoved sql.NullInt64   `db:"lines_removed"`
+	Host string
+	// Cost is the session's cost as its agent reports it (Claude Code's
+	// cost-state), nil when it reports none.
+	Cost *compact.Cost
 }
 
-// Cost is the session's cost, nil when its agent reports none.
-func (s Session) Cost() *compact.Cost {
-	if !s.CostUSD.Valid {
+// sessionRow is a sessions row as both backends scan it.
+type sessionRow struct {
+	ID            string          `db:"id"`
+	Source        string          `db:"source"`
+	Project       string          `db:"project"`
+	GitBranch     string          `db:"git_branch"`
+	Title         string          `db:"title"`
+	Model         string          `db:"model"`
+	ContextWindow int64           `db:"context_window"`
+	ContextTokens int64           `db:"context_tokens"`
+	StartedAt     sql.NullTime    `db:"started_at"`
+	LastAt        sql.NullTime    `db:"last_at"`
+	Messages      int64           `db:"messages"`
+	Compactions   int64           `db:"compactions"`
+	Clears        int64           `db:"clears"`
+	ToolCalls     int64           `db:"tool_calls"`
+	Host          string          `db:"host"`
+	CostUSD       sql.NullFloat64 `db:"cost_usd"`
+	LinesAdded    sql.NullInt64   `db:"lines_added"`
+	LinesRemoved  sql.NullInt64   `db:"lines_removed"`
+}
+
+func (r sessionRow) session() Session {
+	s := Session{ID: r.ID, Source: r.Source, Project: r.Project, GitBranch: r.GitBranch, Title: r.Title, Model: r.Model,
+		ContextWindow: r.ContextWindow, ContextTokens: r.ContextTokens, StartedAt: utc(r.StartedAt), LastAt: utc(r.LastAt),
+		Messages: r.Messages, Compactions: r.Compactions, Clears: r.Clears, ToolCalls: r.ToolCalls, Host: r.Host}
+	if r.CostUSD.Valid {
+		s.Cost = &compact.Cost{USD: r.CostUSD.Float64, LinesAdded: r.LinesAdded.Int64, LinesRemoved: r.LinesRemoved.Int64}
+	}
+	return s
+}
+
+func sessions(rows []sessionRow) []Session {
+	out := make([]Session, len(rows))
+	for i, r := range rows {
+		out[i] = r.session()
+	}
+	return out
+}
+
+// utc is t in UTC, the zero time when it is NULL (unknown).
+func utc(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
+// int64Ptr is n, nil when it is NULL (unknown).
+func int64Ptr(n sql.NullInt64) *int64 {
+	if !n.Valid {
 		return nil
 	}
-	return &compact.Cost{USD: s.CostUSD.Float64, LinesAdded: s.LinesAdded.Int64, LinesRemoved: s.LinesRemoved.Int64}
+	return &n.Int64
 }
 
 const sessionColumns = `id, source, project, git_branch, title, model, context_window, context_tokens,
@@ -97,11 +144,11 @@ func (s *Store) Sessions(ctx context.Context, f SessionFilter) ([]Session, error
 		}
 		q.add(` LIMIT ` + q.arg(limit) + ` OFFSET ` + q.arg(f.Offset))
 	}
-	var out []Session
-	if err := s.db.SelectContext(ctx, &out, q.String(), q.args...); err != nil {
+	var rows []sessionRow
+	if err := s.db.SelectContext(ctx, &rows, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	return out, nil
+	return sessions(rows), nil
 }
 
 // CountSessions counts the sessions a filter keeps, whatever its Limit
@@ -178,7 +225,7 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	if idOrPrefix == "" {
 		return Session{}, fmt.Errorf("session %q: %w", idOrPrefix, ErrNotFound)
 	}
-	var out []Session
+	var out []sessionRow
 	// Exact match first; then the prefix range [p, p+U+10FFFF) uses the primary key.
 	err := s.db.SelectContext(ctx, &out, `SELECT `+sessionSelect+` FROM sessions WHERE id = $1`, idOrPrefix)
 	if err == nil && len(out) == 0 {
@@ -192,7 +239,7 @@ func (s *Store) session(ctx context.Context, idOrPrefix string) (Session, error)
 	case 0:
 		return Session{}, fmt.Errorf("no session %q: %w", idOrPrefix, ErrNotFound)
 	case 1:
-		return out[0], nil
+		return out[0].session(), nil
 	}
 	ids := make([]string, 0, len(out))
 	for i, c := range out {
@@ -215,14 +262,6 @@ func (s *Store) SetContextWindow(ctx context.Context, session string, tokens int
 		return fmt.Errorf("set the context window of %s: %w", session, err)
 	}
 	return nil
-}
-
-// Time returns t's time in UTC, or the zero time when t is NULL.
-func Time(t sql.NullTime) time.Time {
-	if !t.Valid {
-		return time.Time{}
-	}
-	return t.Time.UTC()
 }
 
 // SessionFiles lists the transcript files ingested for a session (the

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -167,11 +166,11 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 	}
 	defer w.Rollback()
 	patch := SessionPatch{ID: sess.ID, Project: sess.Project, GitBranch: sess.GitBranch, Title: sess.Title,
-		Model: sess.Model, ContextWindow: sess.ContextWindow, Cost: sess.Cost(), Time: Time(sess.StartedAt)}
+		Model: sess.Model, ContextWindow: sess.ContextWindow, Cost: sess.Cost, Time: sess.StartedAt}
 	if err := w.PatchSession(ctx, patch); err != nil {
 		return err
 	}
-	if err := w.PatchSession(ctx, SessionPatch{ID: sess.ID, Time: Time(sess.LastAt)}); err != nil {
+	if err := w.PatchSession(ctx, SessionPatch{ID: sess.ID, Time: sess.LastAt}); err != nil {
 		return err
 	}
 	var msgs []compact.Message
@@ -207,7 +206,7 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 // their text with its rules, as everything it writes).
 func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, out *PushCounts) error {
 	id := from.SessionID
-	var comps []Compaction
+	var comps []compactionRow
 	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
 		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
 		return fmt.Errorf("read compactions: %w", err)
@@ -232,7 +231,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		// A hook's or the cli's record: no boundary to know it by; the
 		// mark keeps it from being sent twice.
 		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, nullInt(c.PreTokens), nullInt(c.PostTokens),
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, c.PreTokens, c.PostTokens,
 			c.Summary, c.Source, c.ToolCalls); err != nil {
 			return fmt.Errorf("insert compaction: %w", err)
 		}
@@ -265,11 +264,4 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		out.Notes++
 	}
 	return nil
-}
-
-func nullInt(n sql.NullInt64) any {
-	if !n.Valid {
-		return nil
-	}
-	return n.Int64
 }

@@ -77,8 +77,8 @@ func printSessions(w io.Writer, list []store.Session) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSOURCE\tLAST ACTIVITY\tMSGS\tCOMPACT\tCLEAR\tCOST\tPROJECT\tTITLE")
 	for _, x := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(store.Time(x.LastAt)),
-			x.Messages, x.Compactions, x.Clears, engine.CostText(x.Cost()), x.Project, handoff.Shorten(x.Title, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", engine.ShortID(x.ID), x.Source, humanTime(x.LastAt),
+			x.Messages, x.Compactions, x.Clears, engine.CostText(x.Cost), x.Project, handoff.Shorten(x.Title, 60))
 	}
 	tw.Flush()
 }

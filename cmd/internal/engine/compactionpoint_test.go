@@ -128,11 +128,11 @@ func TestPreCompactOncePerTranscriptPoint(t *testing.T) {
 	}
 	for i, want := range []struct{ boundary, parent string }{{"b1", "u2"}, {"b2", "u3"}} {
 		got := cs[i]
-		if got.Source != "hook" || !got.HandoffID.Valid || got.BoundaryUUID.String != want.boundary || got.LogicalParentUUID != want.parent {
+		if got.Source != "hook" || got.HandoffID == nil || got.BoundaryUUID != want.boundary || got.LogicalParentUUID != want.parent {
 			t.Errorf("compaction %d = %+v, want the hook's record with its handoff, completed by %s after %s", i+1, got, want.boundary, want.parent)
 		}
 	}
-	if cs[0].HandoffID == cs[1].HandoffID {
-		t.Errorf("both compactions have handoff %d", cs[0].HandoffID.Int64)
+	if orZero(cs[0].HandoffID) == orZero(cs[1].HandoffID) {
+		t.Errorf("both compactions have handoff %d", orZero(cs[0].HandoffID))
 	}
 }

@@ -105,8 +105,8 @@ func (e *Engine) CrossResume(ctx context.Context, req ResumeRequest, to string) 
 	if handoff.PlainID(r.Session.ID) {
 		about = append(about, r.Session.ID)
 	}
-	if r.Session.LastAt.Valid {
-		about = append(about, "last active "+r.Session.LastAt.Time.UTC().Format("2006-01-02 15:04 UTC"))
+	if !r.Session.LastAt.IsZero() {
+		about = append(about, "last active "+r.Session.LastAt.Format("2006-01-02 15:04 UTC"))
 	}
 	fmt.Fprintf(&b, "Carry on the work of a %s session", AgentName(from))
 	if len(about) > 0 {
@@ -204,8 +204,8 @@ func (e *Engine) projectHandoffLine(ctx context.Context, sess store.Session) str
 		}
 	}
 	last := ""
-	if sess.LastAt.Valid {
-		last = ", last active " + ageText(e.now().Sub(sess.LastAt.Time), sess.LastAt.Time)
+	if !sess.LastAt.IsZero() {
+		last = ", last active " + ageText(e.now().Sub(sess.LastAt), sess.LastAt)
 	}
 	id := ShortID(sess.ID)
 	if !handoff.PlainID(sess.ID) {

@@ -64,15 +64,15 @@ func (e *Engine) Export(ctx context.Context, req ExportRequest, w io.Writer) (Ex
 	}
 	var bounds []compact.Boundary
 	for _, c := range comps {
-		if !c.BoundaryUUID.Valid {
+		if c.BoundaryUUID == "" {
 			continue // a hook's or cli record: not a line of the transcript
 		}
-		b := compact.NewBoundary(sess.ID, c.BoundaryUUID.String, c.Trigger, c.At, c.PreTokens.Int64, c.PostTokens.Int64)
+		b := compact.NewBoundary(sess.ID, c.BoundaryUUID, c.Trigger, c.At, orZero(c.PreTokens), orZero(c.PostTokens))
 		b.LogicalParentUUID, b.Summary = c.LogicalParentUUID, c.Summary
 		bounds = append(bounds, b)
 	}
 	facts := transcript.SessionFacts{ID: sess.ID, Project: sess.Project, GitBranch: sess.GitBranch, Title: sess.Title,
-		Model: sess.Model, Started: store.Time(sess.StartedAt)}
+		Model: sess.Model, Started: sess.StartedAt}
 	var buf bytes.Buffer
 	switch {
 	case req.Format == "md":
@@ -116,7 +116,7 @@ func (e *Engine) Export(ctx context.Context, req ExportRequest, w io.Writer) (Ex
 // session's id as IDName spells it (a real agent's id is its own name).
 func RestorePath(sess store.Session, claudeDir, codexHome string) string {
 	if sess.Source == string(transcript.FormatCodex) {
-		t := store.Time(sess.StartedAt).Local()
+		t := sess.StartedAt.Local()
 		if t.IsZero() {
 			t = time.Now()
 		}

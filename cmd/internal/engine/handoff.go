@@ -225,7 +225,7 @@ func (e *Engine) workTree(ctx context.Context, sess store.Session) *handoff.Work
 	for _, c := range changes {
 		wt.Changed = append(wt.Changed, handoff.FileChange{Path: c.Path, From: c.From, Status: c.Status})
 	}
-	if started := store.Time(sess.StartedAt); !started.IsZero() {
+	if started := sess.StartedAt; !started.IsZero() {
 		if wt.Committed, err = gitrepo.CommittedSince(ctx, g.Root, started); err != nil {
 			return nil
 		}

@@ -85,7 +85,7 @@ func TestIngestOpenCodeDB(t *testing.T) {
 				t.Fatalf("compactions %+v %v", cs, err)
 			}
 			if c := cs[0]; c.Trigger != "auto" || !strings.HasPrefix(c.Summary, "## Goal\nWrite notes files") ||
-				c.PreTokens.Int64 != 15500 || c.Source != "transcript" || c.ToolCalls != 2 {
+				orZero(c.PreTokens) != 15500 || c.Source != "transcript" || c.ToolCalls != 2 {
 				t.Errorf("compaction %+v", c)
 			}
 			again, err := e.Ingest(ctx, []string{path}, IngestOptions{})

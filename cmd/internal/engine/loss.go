@@ -160,7 +160,7 @@ func (e *Engine) LossReports(ctx context.Context, sessionArg string) ([]Loss, er
 	}
 	out := []Loss{}
 	for _, c := range list {
-		if c.Summary == "" && !c.HandoffID.Valid {
+		if c.Summary == "" && c.HandoffID == nil {
 			continue
 		}
 		l, err := e.loss(ctx, st, c)
@@ -187,7 +187,7 @@ func (e *Engine) LossReport(ctx context.Context, compactionID int64) (Loss, erro
 
 func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) (Loss, error) {
 	l := Loss{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger, Source: c.Source,
-		PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PreservedMessages: c.PreservedMessages}
+		PreTokens: c.PreTokens, PreservedMessages: c.PreservedMessages}
 	cut, err := e.stateAtCut(ctx, st, c)
 	if err != nil {
 		return l, err
@@ -211,8 +211,8 @@ func (e *Engine) loss(ctx context.Context, st *store.Store, c store.Compaction) 
 		l.Summary = &s
 	}
 	handoffText := ""
-	if c.HandoffID.Valid {
-		h, err := st.Handoff(ctx, c.HandoffID.Int64)
+	if c.HandoffID != nil {
+		h, err := st.Handoff(ctx, *c.HandoffID)
 		if err != nil && !notFound(err) {
 			return l, err
 		}
@@ -351,7 +351,7 @@ func (e *Engine) stateAtCut(ctx context.Context, st *store.Store, c store.Compac
 		}
 	}
 	doc := handoff.Extract(msgs, handoff.ExtractOptions{SessionID: sess.ID, Project: sess.Project, Branch: sess.GitBranch,
-		Trigger: c.Trigger, ContextUsed: c.PreTokens.Int64, Compactions: earlier, Notes: before})
+		Trigger: c.Trigger, ContextUsed: orZero(c.PreTokens), Compactions: earlier, Notes: before})
 	return cutState{doc: doc, msgs: msgs, seq: seq, ok: true, project: sess.Project}, nil
 }
 

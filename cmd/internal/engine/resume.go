@@ -124,7 +124,7 @@ func (e *Engine) Resume(ctx context.Context, req ResumeRequest) (Resume, error) 
 	}
 	if n > 0 {
 		in.Compactions = n
-		in.LastCompaction = handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, Source: c.Source}
+		in.LastCompaction = handoff.CompactionNote{At: c.At, Trigger: c.Trigger, PreTokens: orZero(c.PreTokens), Source: c.Source}
 	}
 	// The team's other sessions may have moved on since: what they hold of
 	// a shared task list now.

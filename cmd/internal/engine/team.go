@@ -35,7 +35,7 @@ func teamTasks(ctx context.Context, st *store.Store, sess store.Session, d hando
 	if g, ok := gitrepo.Read(sess.Project); ok {
 		f.Project, f.Projects = g.Root, gitrepo.Worktrees(g.CommonDir)
 	}
-	started, last := store.Time(sess.StartedAt), store.Time(sess.LastAt)
+	started, last := sess.StartedAt, sess.LastAt
 	if !started.IsZero() {
 		f.Since = started.Add(-teamSlack) // still active when this one began
 	}
@@ -45,7 +45,7 @@ func teamTasks(ctx context.Context, st *store.Store, sess store.Session, d hando
 	}
 	var known []handoff.Task
 	for _, o := range list {
-		if os := store.Time(o.StartedAt); !last.IsZero() && os.After(last.Add(teamSlack)) {
+		if !last.IsZero() && o.StartedAt.After(last.Add(teamSlack)) {
 			continue // began after this one ended
 		}
 		if rs, err := st.LoadResumeState(ctx, o.ID); err == nil {

@@ -75,8 +75,8 @@ func (e *Engine) Timeline(ctx context.Context, sessionArg string) (Timeline, err
 			return tl, err
 		}
 		tl.Compactions = append(tl.Compactions, Mark{ID: c.ID, Seq: seq, At: c.At, Trigger: c.Trigger, Source: c.Source,
-			Tokens: c.PreTokens.Int64})
-		tl.Peak = max(tl.Peak, c.PreTokens.Int64)
+			Tokens: orZero(c.PreTokens)})
+		tl.Peak = max(tl.Peak, orZero(c.PreTokens))
 	}
 	hs, err := st.Handoffs(ctx, sess.ID, 0)
 	if err != nil {

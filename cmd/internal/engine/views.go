@@ -68,9 +68,9 @@ func SessionRows(list []store.Session) []SessionRow {
 	out := make([]SessionRow, 0, len(list))
 	for _, x := range list {
 		row := SessionRow{ID: x.ID, Source: x.Source, Project: x.Project, Title: x.Title,
-			StartedAt: Time(store.Time(x.StartedAt)), LastAt: Time(store.Time(x.LastAt)),
+			StartedAt: Time(x.StartedAt), LastAt: Time(x.LastAt),
 			Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Host: x.Host}
-		if c := x.Cost(); c != nil {
+		if c := x.Cost; c != nil {
 			row.CostUSD, row.LinesAdded, row.LinesRemoved = &c.USD, &c.LinesAdded, &c.LinesRemoved
 		}
 		out = append(out, row)
@@ -222,8 +222,7 @@ func (e *Engine) audit(ctx context.Context, sessionArg string, since time.Time, 
 	rows := make([]AuditRow, 0, len(list))
 	for i, c := range list {
 		row := AuditRow{Compaction: c.ID, Session: c.SessionID, At: Time(c.At), Trigger: c.Trigger,
-			PreTokens: nullInt(c.PreTokens.Int64, c.PreTokens.Valid), PostTokens: nullInt(c.PostTokens.Int64, c.PostTokens.Valid),
-			Source: c.Source, HandoffID: nullInt(c.HandoffID.Int64, c.HandoffID.Valid), ToolCalls: c.ToolCalls,
+			PreTokens: c.PreTokens, PostTokens: c.PostTokens, Source: c.Source, HandoffID: c.HandoffID, ToolCalls: c.ToolCalls,
 			PreservedMessages: c.PreservedMessages}
 		if counted(i, len(list)) {
 			row.SummaryTokens = count(c.Summary)
@@ -284,6 +283,15 @@ func nullInt(v int64, ok bool) *int64 {
 		return nil
 	}
 	return &v
+}
+
+// orZero is *n, 0 when n is nil (unknown): where a count that may be
+// unknown is used as a number.
+func orZero(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
 // Median of xs, and false for none; an even count averages the middle two.

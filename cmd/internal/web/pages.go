@@ -146,8 +146,8 @@ func (s *Server) sessions(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, x := range list.Sessions {
 			row := sessionRow{ID: x.ID, Short: engine.ShortID(x.ID), Title: x.Title, Source: x.Source, Project: x.Project,
-				LastAt: store.Time(x.LastAt), Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Peak: list.Peaks[x.ID],
-				Cost: engine.CostText(x.Cost())}
+				LastAt: x.LastAt, Messages: x.Messages, Compactions: x.Compactions, Clears: x.Clears, Peak: list.Peaks[x.ID],
+				Cost: engine.CostText(x.Cost)}
 			if h, ok := list.Handoffs[x.ID]; ok {
 				row.Handoff = &h
 			}
