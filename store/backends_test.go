@@ -396,6 +396,126 @@ var contractCases = []contractCase{
 			}
 		}
 	}},
+	{"what the ledger does not know", func(t *testing.T, s *Store) {
+		// One rule on both backends: an unknown time is the zero time, an
+		// unknown count or cost nil; a known time is in UTC (pgx reads
+		// TIMESTAMPTZ in the local zone) and a known count is there, zero
+		// included where zero is a count.
+		ctx := context.Background()
+		at := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Rollback()
+		for _, m := range []compact.Message{
+			{UUID: "k1", SessionID: "known", Role: compact.RoleUser, Time: at, Blocks: []compact.Block{{Kind: compact.BlockText, Text: "echidna"}}},
+			{UUID: "k2", ParentUUID: "k1", SessionID: "known", Role: compact.RoleAssistant, Time: at.Add(time.Minute),
+				Usage: &compact.Usage{InputTokens: 7, OutputTokens: 2}, Blocks: []compact.Block{{Kind: compact.BlockText, Text: "echidna"}}},
+			{UUID: "n1", SessionID: "unknown", Role: compact.RoleUser, Blocks: []compact.Block{{Kind: compact.BlockText, Text: "echidna"}}},
+			{UUID: "n2", ParentUUID: "n1", SessionID: "unknown", Role: compact.RoleAssistant,
+				Usage: &compact.Usage{InputTokens: 9, OutputTokens: 3}, Blocks: []compact.Block{{Kind: compact.BlockText, Text: "echidna"}}},
+		} {
+			if _, err := w.AddMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := compact.NewBoundary("known", "kb", "manual", at.Add(2*time.Minute), 0, 0) // no tokens stated
+		b.LogicalParentUUID = "k2"
+		if _, err := w.AddBoundary(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.PatchSession(ctx, SessionPatch{ID: "known", Cost: &compact.Cost{USD: 0, LinesAdded: 0}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		rec := CompactionRecord{Source: "cli", Trigger: "manual", At: at.Add(3 * time.Minute), PreTokens: 4321}
+		doc := handoff.Doc{Session: "known", CreatedAt: rec.At, Trigger: "manual", Markdown: "# Handoff", Tokens: 3}
+		hid, _, err := s.AddHandoff(ctx, NewHandoff{Doc: doc, Record: &rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		utc := func(what string, tm time.Time, want time.Time) {
+			t.Helper()
+			if !tm.Equal(want) || tm.Location() != time.UTC {
+				t.Errorf("%s = %v (%v), want %v in UTC", what, tm, tm.Location(), want)
+			}
+		}
+
+		ks, err := s.Session(ctx, "known")
+		if err != nil {
+			t.Fatal(err)
+		}
+		utc("known started", ks.StartedAt, at)
+		utc("known last", ks.LastAt, at.Add(2*time.Minute))
+		if ks.Cost == nil || *ks.Cost != (compact.Cost{}) {
+			t.Errorf("known cost = %+v, want a cost of zero (stated), not none", ks.Cost)
+		}
+		unknown, err := s.Session(ctx, "unknown")
+		if err != nil || !unknown.StartedAt.IsZero() || !unknown.LastAt.IsZero() || unknown.Cost != nil {
+			t.Errorf("unknown session = %+v, %v; want zero times and no cost", unknown, err)
+		}
+		list, err := s.Sessions(ctx, SessionFilter{})
+		if err != nil || len(list) != 2 || list[0].ID != "known" || !list[1].LastAt.IsZero() {
+			t.Errorf("sessions = %+v, %v; want the known one, then the one of no time", list, err)
+		}
+
+		cs, err := s.Compactions(ctx, CompactionFilter{SessionID: "known"})
+		if err != nil || len(cs) != 2 {
+			t.Fatalf("compactions = %+v, %v", cs, err)
+		}
+		tr, cli := cs[0], cs[1]
+		utc("boundary at", tr.At, at.Add(2*time.Minute))
+		if tr.PreTokens != nil || tr.PostTokens != nil || tr.HandoffID != nil || tr.BoundaryUUID != "kb" {
+			t.Errorf("transcript compaction = %+v, want no tokens, no handoff, boundary kb", tr)
+		}
+		if !known(cli.PreTokens, 4321) || cli.PostTokens != nil || !known(cli.HandoffID, hid) || cli.BoundaryUUID != "" {
+			t.Errorf("cli record = %+v, want 4321 tokens before, none after, handoff %d, no boundary", cli, hid)
+		}
+		if byID, err := s.CompactionByID(ctx, cli.ID); err != nil || !reflect.DeepEqual(byID, cli) {
+			t.Errorf("CompactionByID = %+v, %v; want %+v", byID, err, cli)
+		}
+		if last, n, err := s.LastCompaction(ctx, "known"); err != nil || n != 1 || !reflect.DeepEqual(last, tr) {
+			t.Errorf("LastCompaction = %+v, %d, %v; want the transcript's", last, n, err)
+		}
+
+		h, err := s.Handoff(ctx, hid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		utc("handoff created", h.CreatedAt, rec.At)
+		if hs, err := s.Handoffs(ctx, "known", 0); err != nil || len(hs) != 1 {
+			t.Errorf("handoffs = %+v, %v", hs, err)
+		} else {
+			utc("listed handoff created", hs[0].CreatedAt, rec.At)
+		}
+
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("echidna"), Kind: KindMessage})
+		if err != nil || len(res.Hits) != 4 {
+			t.Fatalf("search = %+v, %v", res.Hits, err)
+		}
+		for _, hit := range res.Hits {
+			if hit.SessionID == "known" {
+				if !hit.At.Equal(at) && !hit.At.Equal(at.Add(time.Minute)) || hit.At.Location() != time.UTC {
+					t.Errorf("hit of the known session at %v", hit.At)
+				}
+			} else if !hit.At.IsZero() {
+				t.Errorf("hit of the unknown session at %v, want zero", hit.At)
+			}
+		}
+		for id, want := range map[string]time.Time{"known": at.Add(time.Minute), "unknown": {}} {
+			ps, err := s.ContextSeries(ctx, id)
+			if err != nil || len(ps) != 1 || !ps[0].At.Equal(want) || (!want.IsZero() && ps[0].At.Location() != time.UTC) {
+				t.Errorf("context series of %s = %+v, %v; want one point at %v", id, ps, err, want)
+			}
+			when, err := s.MessageAt(ctx, id, 1)
+			if err != nil || !when.Equal(want) {
+				t.Errorf("MessageAt(%s, 1) = %v, %v; want %v", id, when, err, want)
+			}
+		}
+	}},
 	{"times the ledger cannot keep", func(t *testing.T, s *Store) {
 		// A compaction whose line has no time takes the time of the
 		// message before it, never year 1; a time of year 10000 (a valid

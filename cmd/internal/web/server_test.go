@@ -389,3 +389,32 @@ func TestClearsApartFromCompactions(t *testing.T) {
 		t.Errorf("the sessions list has no Clears column")
 	}
 }
+
+// TestUnknownsShownAsUnknown: a session whose transcript has no time at
+// all, and a compaction that stated no tokens, render (as "-"), beside
+// what is known: the cost, and the times of the other session.
+func TestUnknownsShownAsUnknown(t *testing.T) {
+	t.Parallel()
+	const noTimes, noTokens = "3f0a9b17-0c2d-4e5f-8a6b-7c8d9e0f1a2b", "8b2c4d6e-1f3a-4b5c-9d7e-0a1b2c3d4e5f"
+	s := newTestServer(t, buildLedger(t, testdata("json", "input")), Options{})
+	for target, want := range map[string][]string{
+		"/sessions/" + noTimes:  {"<dt>Active</dt><dd>- → -</dd>", "$0.04 at list prices · 12 lines added, 3 removed"},
+		"/sessions/" + noTokens: {"<dt>Active</dt><dd>2026-03-03 10:00 UTC → 2026-03-03 10:02 UTC</dd>"},
+		"/sessions":             {"<code>" + engine.ShortID(noTimes) + "</code>"},
+		"/audit": {`<td>manual</td>
+<td class="num">-</td><td class="num">-</td><td>transcript</td>
+<td>-</td>`},
+		"/search?q=certificates": {"<code>" + engine.ShortID(noTimes) + "</code> · message · user · -</a>"},
+	} {
+		r := get(t, s, "GET", target)
+		if r.code != 200 {
+			t.Errorf("%s: status %d\n%s", target, r.code, r.body)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(r.body, w) {
+				t.Errorf("%s does not show %q", target, w)
+			}
+		}
+	}
+}
