@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -47,9 +48,11 @@ func TestJSONGolden(t *testing.T) {
 	})
 }
 
-func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
+// goldenLedger runs command lines on the ledger at db, at a fixed clock,
+// and returns what they print.
+func goldenLedger(t *testing.T, home, db string) func(args ...string) string {
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	ledger := func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		c := newCmd(home, "", "LEDGER_HOST=golden-host")
 		c.app.Now = func() time.Time { return now }
@@ -59,6 +62,11 @@ func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
 		}
 		return r.stdout
 	}
+}
+
+// fillGoldenLedger writes the golden ledger at db.
+func fillGoldenLedger(t *testing.T, home, db string) func(args ...string) string {
+	ledger := goldenLedger(t, home, db)
 	input, err := filepath.Abs(filepath.Join("..", "..", "testdata", "json", "input"))
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +75,11 @@ func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
 	// A clear of the sample's Claude Code session: a cli record with a
 	// handoff, written at the fixed clock.
 	ledger("compact", goldenSessions[0], "--task", "Fix the flaky session expiry test", "--out", filepath.Join(home, "handoff.md"))
+	return ledger
+}
+
+func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
+	ledger := fillGoldenLedger(t, home, db)
 
 	outputs := map[string]string{
 		"sessions.json":   ledger("sessions", "--json"),
@@ -118,6 +131,41 @@ func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
 				i++
 			}
 			t.Errorf("%s differs from %s at line %d:\n got: %q\nwant: %q", name, path, i+1, strings.Join(g[i:min(i+3, len(g))], "\n"), strings.Join(w[i:min(i+3, len(w))], "\n"))
+		}
+	}
+}
+
+// TestSyncKeepsUnknowns: `ledger sync` of the golden ledger to a server
+// keeps the values that may be unknown as they were, null for null: the
+// sessions' times and costs, and the compactions' times and token counts.
+func TestSyncKeepsUnknowns(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	local, url := filepath.Join(home, "ledger.db"), pgtest.URL(t)
+	ledger := fillGoldenLedger(t, home, local)
+	ledger("sync", "--to", url)
+	server := goldenLedger(t, home, url)
+	for _, c := range []struct {
+		args []string
+		keys []string
+	}{
+		{[]string{"sessions", "--json"}, []string{"id", "started_at", "last_at", "cost_usd", "lines_added", "lines_removed"}},
+		{[]string{"audit", "--json"}, []string{"session", "at", "trigger", "source", "pre_tokens", "post_tokens"}},
+	} {
+		var want, got []map[string]any
+		decodeJSON(t, ledger(c.args...), &want)
+		decodeJSON(t, server(c.args...), &got)
+		for _, rows := range [][]map[string]any{want, got} {
+			for i, r := range rows {
+				kept := map[string]any{}
+				for _, k := range c.keys {
+					kept[k] = r[k]
+				}
+				rows[i] = kept
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s on the server:\n%v\nwant\n%v", strings.Join(c.args, " "), got, want)
 		}
 	}
 }
