@@ -21,7 +21,9 @@ package transcript
 //	custom_message        a Meta user message: what an extension injected
 //	                      (ledger's own start context among them)
 //	compaction            a Boundary: Summary (pi's summary, with its lists of
-//	                      files read and modified), PreTokens (tokensBefore)
+//	                      files read and modified), PreTokens (tokensBefore);
+//	                      none for one right under a compaction (the same
+//	                      compaction run twice: see the compaction case)
 //	branch_summary        a Meta user message holding the summary of the
 //	                      branch left
 //	model_change          Session{Model}
@@ -192,11 +194,21 @@ func (p *piParser) line(data []byte, lineNo int, off int64) (string, error) {
 	case "branch_summary":
 		m = &compact.Message{Role: compact.RoleUser, Meta: true, Blocks: []compact.Block{{Kind: compact.BlockText, Text: e.Summary}}}
 	case "compaction":
+		if parent != "" && parent == p.st.PiCompaction {
+			// The same compaction again: Pi prepares none on a branch that
+			// ends with a compaction, yet 0.73.1 runs two at one point when
+			// the check at a prompt's end and the one before the next
+			// prompt race, both prepared from the same branch, the second
+			// appended under the first. One point, one compaction: the
+			// first, with its summary; what follows hangs on it.
+			p.st.carry().aliases.add(e.ID, parent)
+			return "", nil
+		}
 		b := compact.NewBoundary(sid, e.ID, "auto", at, e.TokensBefore, 0)
 		b.LogicalParentUUID = parent
 		b.Summary = e.Summary
 		rec.Boundary = &b
-		p.st.LastUUID = e.ID
+		p.st.LastUUID, p.st.PiCompaction = e.ID, e.ID
 		return "", p.fn(rec)
 	case "model_change":
 		rec.Session = &SessionInfo{ID: sid, Model: e.ModelID}

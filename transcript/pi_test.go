@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -102,6 +104,75 @@ func TestPiSession(t *testing.T) {
 	if last == nil || last.ContextTokens() != 1210 {
 		t.Errorf("last usage %+v", last)
 	}
+}
+
+// piTwiceFixture is a real Pi 0.73.1 session (run by TestAgentPi, its HOME
+// spelt /home/dev) in which Pi compacted twice at one point: the
+// compaction of a prompt's end (c3758d5c) and, racing it, that of the next
+// prompt's start (6a490292, its child), both prepared from the same branch
+// (the same tokensBefore and firstKeptEntryId), each summarized by a
+// request of its own; the next prompt hangs on the second.
+const piTwiceFixture = "../agents/pi-0.73.1/compacted-twice/2026-11-26T13-26-34-842Z_01a21809-5657-77d2-bdcf-e11ec1624023.jsonl"
+
+// TestPiCompactedTwice: Pi compacts no branch that ends with a compaction
+// (its prepareCompaction), so a compaction right under another is the
+// same compaction, run twice: one boundary, the first's, with its
+// summary; what follows the second hangs on the first. The same when the
+// two are read by two reads (a hook ingests between Pi's writes), the
+// State kept as JSON between them.
+func TestPiCompactedTwice(t *testing.T) {
+	t.Parallel()
+	data := fixture(t, piTwiceFixture)
+	check := func(t *testing.T, recs []Record) {
+		t.Helper()
+		ty := tallyOf(recs)
+		if ty.boundaries != 1 {
+			t.Fatalf("%d boundaries, want 1: %+v", ty.boundaries, ty.bounds)
+		}
+		if b := ty.bounds[0]; b.UUID != "c3758d5c" || b.LogicalParentUUID != "3a5644e8" || b.PreTokens != 15560 ||
+			b.Summary != "## Goal\nThe user asked for tides.md and b.txt; periwinkle." {
+			t.Errorf("boundary %+v", b)
+		}
+		for _, r := range recs {
+			if m := r.Message; m != nil && m.UUID == "34252123" && m.ParentUUID != "c3758d5c" {
+				t.Errorf("the prompt after the compaction hangs on %q, want the compaction", m.ParentUUID)
+			}
+		}
+	}
+	t.Run("one read", func(t *testing.T) {
+		t.Parallel()
+		recs, res, st := readBytes(t, FormatPi, data)
+		if res.Skipped != 0 || st.LastUUID != "d0143f58" {
+			t.Fatalf("result %+v, state %+v", res, st)
+		}
+		check(t, recs)
+	})
+	t.Run("two reads", func(t *testing.T) {
+		t.Parallel()
+		cut := bytes.Index(data, []byte(`{"type":"compaction","id":"6a490292"`))
+		if cut < 0 {
+			t.Fatal("no second compaction in the fixture")
+		}
+		st := &State{Format: FormatPi}
+		var recs []Record
+		collect := func(r Record) error { recs = append(recs, r); return nil }
+		res, err := Read(context.Background(), bytes.NewReader(data[:cut]), st, 0, 1, collect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again State
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(context.Background(), bytes.NewReader(data[cut:]), &again, res.End, res.NextLine, collect); err != nil {
+			t.Fatal(err)
+		}
+		check(t, recs)
+	})
 }
 
 // TestPiEntries covers the entry and message kinds the fixture lacks.

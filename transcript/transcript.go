@@ -75,6 +75,9 @@ type State struct {
 	// CustomTitle is set once a Claude Code session's user named it: its
 	// own titles (ai-title, summary) then change nothing.
 	CustomTitle bool `json:",omitempty"`
+	// PiCompaction is the id of the latest Pi compaction entry read: one
+	// right under it is the same compaction, run twice (see pi.go).
+	PiCompaction string `json:",omitempty"`
 	// Skim is a line too long to read in the time a read has, being
 	// passed over across reads (see lineReader.passOver); nil when none.
 	Skim *Skim `json:",omitempty"`
