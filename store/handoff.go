@@ -69,6 +69,12 @@ type CompactionRecord struct {
 	// from the transcript) instead of a record of its own; when it has a
 	// handoff already, nothing is written, as with Debounce.
 	Attach time.Duration
+	// Boundary, when set, is the boundary of the transcript's compaction
+	// this one is: for Pi, which compacts no branch that ends with a
+	// compaction, a pre-compaction event at a point such a compaction
+	// follows is that compaction's, fired again. It gets the handoff, as
+	// with Attach; when it has one, nothing is written.
+	Boundary string
 }
 
 // NewHandoff is a handoff to store, with the compaction record made for it.
@@ -120,14 +126,20 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 		}
 	}
 	var attach int64
-	if rec := h.Record; rec != nil && rec.Attach > 0 {
+	if rec := h.Record; rec != nil && (rec.Attach > 0 || rec.Boundary != "") {
 		var row struct {
 			ID      int64         `db:"id"`
 			Handoff sql.NullInt64 `db:"handoff_id"`
 		}
-		err := tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
-			WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
-			ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
+		var err error
+		if rec.Boundary != "" {
+			err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+				WHERE session_id = $1 AND boundary_uuid = $2 ORDER BY id DESC LIMIT 1`, h.Doc.Session, rec.Boundary)
+		} else {
+			err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+				WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
+				ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
+		}
 		switch {
 		case err == nil && row.Handoff.Valid:
 			return row.Handoff.Int64, false, nil

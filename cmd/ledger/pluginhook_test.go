@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,100 @@ func TestPluginHookPi(t *testing.T) {
 		"transcript_path": filepath.Join(filepath.Dir(file), "new.jsonl"), "cwd": "/work/agents-cache/proj-oc"}))
 	if !strings.Contains(ctx, "latest work is a OpenCode session") || !strings.Contains(ctx, "ledger resume --for pi ses_de94") {
 		t.Errorf("Pi's offer: %s", ctx)
+	}
+}
+
+// piTwiceSession is the session of testdata/agents/pi-0.73.1/compacted-twice:
+// a real run in which Pi 0.73.1 compacted one point twice (the check at a
+// prompt's end and the one before the next prompt raced), the second
+// compaction entry under the first.
+const piTwiceSession = "01a21809-5657-77d2-bdcf-e11ec1624023"
+
+// piCompactedTwice puts that session in home's Pi folder as it was when Pi
+// prepared both compactions (up to its first compaction entry), and
+// returns its path and the lines of the two entries, to append as Pi did.
+func piCompactedTwice(t *testing.T, home string) (file, first, second string) {
+	t.Helper()
+	const name = "2026-11-26T13-26-34-842Z_" + piTwiceSession + ".jsonl"
+	real, err := os.ReadFile(pluginFixture("pi-0.73.1", "compacted-twice", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(real), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, `{"type":"compaction"`) })
+	if at < 0 || !strings.HasPrefix(lines[at+1], `{"type":"compaction"`) {
+		t.Fatal("the fixture lacks its two compactions in a row")
+	}
+	file = filepath.Join(home, ".pi", "agent", "sessions", "--home-dev-src-tidepool--", name)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(lines[:at], "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, lines[at], lines[at+1]
+}
+
+// appendLine appends a line to file, as the agent appends an entry.
+func appendLine(t *testing.T, file, line string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPluginHookPiCompactedTwice replays what Pi 0.73.1 sends ledger when
+// it compacts one point twice, through an extension that passes on every
+// event (one installed before ledger's passed on only the first): PreCompact;
+// the first compaction entry; PreCompact again, for the same branch;
+// the second entry, under the first; PostCompact twice. One point is one
+// compaction: one handoff, one record, with Pi's summary.
+func TestPluginHookPiCompactedTwice(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	file, first, second := piCompactedTwice(t, home)
+	set := map[string]any{"session_id": piTwiceSession, "transcript_path": file, "cwd": "/home/dev/src/tidepool"}
+	hook := func(name string, set map[string]any) result {
+		t.Helper()
+		r := runHookEnv(t, home, pluginPayload(t, "pi-0.73.1", name, set), nil, "--agent", "pi", "--db", db)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
+		}
+		return r
+	}
+	post := map[string]any{"hook_event_name": "PostCompact"}
+	for k, v := range set {
+		post[k] = v
+	}
+	hook("pre-compact", set)
+	appendLine(t, file, first)
+	hook("pre-compact", set)
+	if _, outcome, detail := latestReceipt(t, home, db); outcome != "nothing" || !strings.Contains(detail, "handoff 1 was written for this compaction already") {
+		t.Errorf("the second PreCompact: %s %s", outcome, detail)
+	}
+	appendLine(t, file, second)
+	hook("stop", post)
+	hook("stop", post)
+	rows := auditRows(t, home, db)
+	if len(rows) != 1 || rows[0].Source != "hook" || rows[0].HandoffID == nil || *rows[0].HandoffID != 1 || rows[0].Summary == 0 {
+		t.Errorf("audit %+v, want one compaction: the hook's, with handoff 1 and Pi's summary", rows)
+	}
+	r := runCmd(t, home, "", "--db", db, "handoff", "list", "--json")
+	if r.code != 0 {
+		t.Fatalf("handoff list: %s", r.stderr)
+	}
+	var hs []struct{ ID int64 }
+	decodeJSON(t, r.stdout, &hs)
+	if len(hs) != 1 {
+		t.Errorf("handoffs %+v, want one", hs)
 	}
 }
 

@@ -288,6 +288,103 @@ func TestPiExtension(t *testing.T) {
 	}
 }
 
+// piTwiceDriver replays, with ledger's Pi extension loaded as piDriver
+// loads it, what Pi 0.73.1 does when the compaction check at a prompt's
+// end and the one before the next prompt race (AgentSession's
+// _checkCompaction, reached from agent_end's queued handling and from
+// prompt()): both prepare from the same branch and fire
+// session_before_compact, the second once the first's compaction entry is
+// in the file; the second entry is appended under the first; then
+// session_compact for each, and the next prompt. The file, the session
+// and the two entries' lines come in argv. It prints the message of the
+// prompt after the compactions.
+const piTwiceDriver = `
+import { readFileSync, appendFileSync } from "node:fs"
+const mod = await import(process.argv[2])
+const [file, id, cwd, first, second] = process.argv.slice(3)
+const handlers = new Map()
+mod.default({ on: (name, fn) => handlers.set(name, [...(handlers.get(name) ?? []), fn]) })
+const entries = () => readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.type !== "session")
+const ctx = { cwd, sessionManager: { getSessionId: () => id, getSessionFile: () => file, getEntries: entries } }
+const emit = async (type, fields) => {
+  let result
+  for (const fn of handlers.get(type) ?? []) result = (await fn({ type, ...fields }, ctx)) ?? result
+  return result ?? null
+}
+await emit("session_start", { reason: "startup" })
+const branch = entries()
+const before = () => emit("session_before_compact", { preparation: {}, branchEntries: branch, signal: new AbortController().signal })
+await before()
+appendFileSync(file, first + "\n")
+await before()
+appendFileSync(file, second + "\n")
+await emit("session_compact", { compactionEntry: JSON.parse(first), fromExtension: false })
+await emit("session_compact", { compactionEntry: JSON.parse(second), fromExtension: false })
+const afterCompact = await emit("before_agent_start", { prompt: "Carry on", systemPrompt: "You are pi." })
+await emit("agent_end", { messages: [] })
+await emit("session_shutdown", { reason: "quit" })
+console.log(JSON.stringify({ afterCompact }))
+`
+
+// TestPiExtensionCompactedTwice: Pi 0.73.1 compacting twice at one point
+// (a real session where it did: the file up to its first compaction, then
+// its two compaction entries as Pi appended them, with the events Pi fires
+// around them) is one compaction for ledger: one PreCompact, one handoff,
+// one record, completed with Pi's summary; the next prompt's context
+// names that handoff.
+func TestPiExtensionCompactedTwice(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	home := t.TempDir()
+	file, first, second := piCompactedTwice(t, home)
+	if r := execLedger(t, home, "", "", nil, "hooks", "install", "--agent", "pi"); r.code != 0 {
+		t.Fatalf("install: %s", r.stderr)
+	}
+	mod, driver := filepath.Join(t.TempDir(), "ledger.mjs"), filepath.Join(t.TempDir(), "driver.mjs")
+	copyTo(t, filepath.Join(home, ".pi", "agent", "extensions", "ledger.js"), mod)
+	if err := os.WriteFile(driver, []byte(piTwiceDriver), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, driver, mod, file, piTwiceSession, "/home/dev/src/tidepool", first, second)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(node), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("driver: %v\n%s", err, b)
+	}
+	var out struct {
+		AfterCompact *struct{ Message struct{ Content string } }
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("driver printed %q: %v", b, err)
+	}
+
+	r := execLedger(t, home, "", "", nil, "hooks", "log", "--json")
+	var receipts []struct{ Event, Outcome, Detail string }
+	decodeJSON(t, r.stdout, &receipts)
+	var pre []string
+	for _, x := range receipts {
+		if x.Outcome == "failed" {
+			t.Errorf("receipt %+v", x)
+		}
+		if x.Event == "PreCompact" {
+			pre = append(pre, x.Detail)
+		}
+	}
+	if len(pre) != 1 || !strings.Contains(pre[0], "handoff 1 written") {
+		t.Errorf("PreCompact receipts %q, want one, writing handoff 1", pre)
+	}
+	rows := auditRows(t, home, filepath.Join(home, ".local", "share", "ledger", "ledger.db"))
+	if len(rows) != 1 || rows[0].Source != "hook" || rows[0].HandoffID == nil || *rows[0].HandoffID != 1 || rows[0].Summary == 0 {
+		t.Errorf("audit %+v, want one compaction: the hook's, with handoff 1 and Pi's summary", rows)
+	}
+	if out.AfterCompact == nil || !strings.Contains(out.AfterCompact.Message.Content, "Handoff 1,") {
+		t.Errorf("the prompt after the compaction got %+v, want the context with handoff 1", out.AfterCompact)
+	}
+}
+
 // TestPiExtensionFailsOpen: with the ledger binary gone and no ledger on
 // PATH, or with a ledger that hangs (killed at the event's timeout, here
 // made short), the extension adds no message and throws nothing.

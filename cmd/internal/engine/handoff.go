@@ -45,6 +45,11 @@ type HandoffRequest struct {
 	// store a compaction before their pre-compaction event fires; see
 	// store.CompactionRecord.Attach).
 	Attach bool
+	// Compacted is for agents that compact no branch ending with a
+	// compaction (Pi): a handoff asked for at a point of the transcript
+	// that a compaction follows already is that compaction's (see
+	// store.CompactionRecord.Boundary).
+	Compacted bool
 }
 
 // Handoff is a handoff the engine wrote (or found already written).
@@ -150,6 +155,9 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 	}
 	if req.Attach {
 		d.Record.Attach = preCompactDebounce
+	}
+	if req.Compacted && point != "" && point != lastMainUUID(msgs) {
+		d.Record.Boundary = point
 	}
 	if req.Once {
 		d.Record.Debounce = preCompactDebounce

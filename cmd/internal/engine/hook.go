@@ -372,7 +372,7 @@ func (e *Engine) preCompact(ctx context.Context, in HookInput, o HookOptions, c 
 		trigger = "auto"
 	}
 	req := HandoffRequest{Trigger: trigger, Budget: handoff.DefaultBudget, Source: "hook", Once: true,
-		Attach: o.Agent == "opencode" || o.Agent == "kilo"}
+		Attach: o.Agent == "opencode" || o.Agent == "kilo", Compacted: o.Agent == "pi"}
 	if in.CustomInstructions != nil {
 		req.Note = *in.CustomInstructions
 	}

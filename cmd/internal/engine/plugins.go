@@ -38,7 +38,7 @@ import (
 //	  event session.idle                            Stop
 //	Pi: before_agent_start after session_start      SessionStart (startup,
 //	  (or after session_compact)                    resume, clear, compact)
-//	  session_before_compact                        PreCompact
+//	  session_before_compact (once a branch)        PreCompact
 //	  session_compact                               PostCompact
 //	  agent_end                                     Stop
 //	  session_shutdown                              SessionEnd

@@ -88,8 +88,18 @@ export default function (pi) {
       return { message: { customType: "ledger", content: text, display: false } }
     } catch {}
   })
+  // The last entry of the branch last compacted. Pi 0.73.1 may compact one
+  // branch twice: the check when a prompt ends and the one before the next
+  // prompt race, both prepare from the same branch and fire
+  // session_before_compact. One point of the session is one compaction:
+  // ledger hears of the first only.
+  let compacted
   pi.on("session_before_compact", async (event, ctx) => {
     try {
+      const branch = event?.branchEntries
+      const point = Array.isArray(branch) && branch.length > 0 ? branch[branch.length - 1]?.id : undefined
+      if (point && point === compacted) return
+      compacted = point
       const instructions = event?.customInstructions
       await hook({
         hook_event_name: "PreCompact",
