@@ -59,7 +59,10 @@ type CompactionRecord struct {
 	// one compaction; a record the transcript completed was for a
 	// compaction that happened). Only a record with no LogicalParent (no
 	// message yet) falls back on time: one of the same source made less
-	// than Debounce before At, not completed yet.
+	// than Debounce before At, not completed yet. And a compaction the
+	// transcript recorded at LogicalParent at or after At is this one (its
+	// row waited for the write lock while the compaction was read): it
+	// gets the handoff, or, when it has one, nothing is written.
 	Debounce time.Duration
 	// Attach, when set, is for agents that record a compaction before
 	// their pre-compaction event fires (OpenCode and Kilo store the
@@ -126,27 +129,15 @@ func (s *Store) addHandoff(ctx context.Context, h NewHandoff, sections string) (
 		}
 	}
 	var attach int64
-	if rec := h.Record; rec != nil && (rec.Attach > 0 || rec.Boundary != "") {
-		var row struct {
-			ID      int64         `db:"id"`
-			Handoff sql.NullInt64 `db:"handoff_id"`
-		}
-		var err error
-		if rec.Boundary != "" {
-			err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
-				WHERE session_id = $1 AND boundary_uuid = $2 ORDER BY id DESC LIMIT 1`, h.Doc.Session, rec.Boundary)
-		} else {
-			err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
-				WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
-				ORDER BY at DESC LIMIT 1`, h.Doc.Session, rec.At.Add(-rec.Attach).UTC())
-		}
+	if rec := h.Record; rec != nil {
+		row, found, err := compactionOf(ctx, tx, h.Doc.Session, *rec)
 		switch {
-		case err == nil && row.Handoff.Valid:
+		case err != nil:
+			return 0, false, err
+		case found && row.Handoff.Valid:
 			return row.Handoff.Int64, false, nil
-		case err == nil:
+		case found:
 			attach = row.ID
-		case !errors.Is(err, sql.ErrNoRows):
-			return 0, false, fmt.Errorf("find the compaction read already: %w", err)
 		}
 	}
 	d := h.Doc
@@ -209,6 +200,48 @@ func sameCompaction(ctx context.Context, tx *sqlx.Tx, session string, rec Compac
 		return 0, false, fmt.Errorf("find the %s record of this compaction: %w", rec.Source, err)
 	}
 	return h.Int64, true, nil
+}
+
+// joinable is a compaction row a handoff may join.
+type joinable struct {
+	ID      int64         `db:"id"`
+	Handoff sql.NullInt64 `db:"handoff_id"`
+}
+
+// compactionOf finds the compaction the transcript recorded already that
+// rec is about, if any: the one of rec.Boundary; for a PreCompact record
+// (Debounce), one the transcript recorded at rec's point at or after the
+// time rec was made (a PreCompact whose row waited for the write lock
+// while the compaction was read: one compaction, one record); with
+// rec.Attach, the latest one read less than Attach before rec.
+func compactionOf(ctx context.Context, tx *sqlx.Tx, session string, rec CompactionRecord) (joinable, bool, error) {
+	var row joinable
+	var err error
+	switch {
+	case rec.Boundary != "":
+		err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+			WHERE session_id = $1 AND boundary_uuid = $2 ORDER BY id DESC LIMIT 1`, session, rec.Boundary)
+	case rec.Debounce > 0 && rec.LogicalParent != "":
+		err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+			WHERE session_id = $1 AND logical_parent_uuid = $2 AND boundary_uuid IS NOT NULL AND at >= $3
+			ORDER BY at, id LIMIT 1`, session, rec.LogicalParent, rec.At.UTC())
+		if errors.Is(err, sql.ErrNoRows) && rec.Attach > 0 {
+			return compactionOf(ctx, tx, session, CompactionRecord{At: rec.At, Attach: rec.Attach})
+		}
+	case rec.Attach > 0:
+		err = tx.GetContext(ctx, &row, `SELECT id, handoff_id FROM compactions
+			WHERE session_id = $1 AND source IN ('transcript', 'hook') AND boundary_uuid IS NOT NULL AND at >= $2
+			ORDER BY at DESC LIMIT 1`, session, rec.At.Add(-rec.Attach).UTC())
+	default:
+		return row, false, nil
+	}
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return row, false, nil
+	case err != nil:
+		return row, false, fmt.Errorf("find the compaction read already: %w", err)
+	}
+	return row, true, nil
 }
 
 // maxBoundaryChain bounds the walk of TranscriptPoint: compactions back to
