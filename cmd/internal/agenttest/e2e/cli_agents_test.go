@@ -41,9 +41,10 @@ type streamLine struct {
 // returns the session id its output names; a failed run fails the test.
 func (r *agentRig) runCLI(name, path string, env, args []string) string {
 	r.t.Helper()
-	// A Node program of tens of MB starting on a busy 2-core machine
-	// beside others: a generous deadline.
-	res := agenttest.Cmd{Path: path, Dir: r.proj, Env: env, Args: args, Timeout: 4 * time.Minute}.Run(r.t)
+	// A Node program of tens of MB (Kilo CLI: a 170 MB binary) starting
+	// on a busy 2-core machine beside others: a generous deadline (a Kilo
+	// run has taken more than 4 minutes there).
+	res := agenttest.Cmd{Path: path, Dir: r.proj, Env: env, Args: args, Timeout: 8 * time.Minute}.Run(r.t)
 	var session string
 	var failed bool
 	for _, l := range strings.Split(res.Stdout, "\n") {
@@ -373,7 +374,11 @@ func TestAgentCopilot(t *testing.T) {
 // Pi's compaction point, so that Pi compacts before the second
 // (session_before_compact writes the handoff, session_compact completes
 // the record with Pi's summary), and the second's request carries
-// ledger's context with the latest handoff.
+// ledger's context with the handoff. Pi may compact that point twice (its
+// check at the first prompt's end and the one before the second race:
+// two summary requests, two compaction entries, the second under the
+// first): one compaction for ledger all the same, one PreCompact, one
+// handoff, one record with Pi's summary.
 func TestAgentPi(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"pi"})
@@ -394,42 +399,30 @@ func TestAgentPi(t *testing.T) {
 	// Checked after the second run: once, on a busy machine, the first
 	// run's hooks left the session unread (not investigated yet).
 	r.checkSession("pi", session, "write", "tides.md")
-	// Pi 0.73.1 at one point of the session has fired session_before_compact
-	// twice, for one compaction or two (two summary requests, two
-	// compaction entries, the second's parent the first). As the hooks and
-	// Pi's writes interleave, ledger has recorded one compaction or two,
-	// and written one handoff or two; the first record is always the
-	// hook's, with its handoff and Pi's summary, and the next request
-	// carries the latest handoff.
-	n, next := compactionFollowers(r.srv, agenttest.IsPiCompaction)
+	n, _ := compactionFollowers(r.srv, agenttest.IsPiCompaction)
 	if n == 0 {
 		t.Fatalf("Pi did not compact:\n%s", r.srv.Digest())
 	}
-	written := handoffsWritten(r.receipts())
-	if len(written) == 0 {
-		t.Errorf("no PreCompact receipt wrote a handoff")
+	t.Logf("Pi asked for %d summaries", n)
+	if pre := receiptsOf(r.receipts(), "PreCompact"); len(pre) != 1 {
+		t.Errorf("%d PreCompact receipts, want 1: %+v", len(pre), pre)
 	}
-	r.checkHandoffs(len(written))
-	rows := r.audit(session)
-	if len(rows) == 0 {
-		t.Fatalf("audit: no compaction")
+	r.checkHandoffs(1)
+	c := r.auditOne(session, "periwinkle")
+	if c.Source != "hook" || c.PreTokens == nil || c.Trigger != "auto" {
+		t.Errorf("compaction = %+v, want the hook's auto compaction with the tokens before it", c)
 	}
-	var latest int64
-	for _, row := range rows {
-		if row.HandoffID != nil {
-			latest = max(latest, *row.HandoffID)
+	// The second prompt's request: the first after the summaries.
+	var after *agenttest.Request
+	turns := r.srv.Turns()
+	for i, req := range turns {
+		if i > 0 && !agenttest.IsPiCompaction(req) && agenttest.IsPiCompaction(turns[i-1]) {
+			after = req
+			break
 		}
 	}
-	if c := rows[0]; c.Source != "hook" || c.HandoffID == nil || c.Summary == 0 || c.PreTokens == nil || c.Trigger != "auto" {
-		t.Fatalf("compaction 1 = %+v, want the hook's record with its handoff, Pi's summary and the tokens before it", c)
-	}
-	var hits []struct{}
-	r.ledgerJSON(&hits, "search", "periwinkle", "--kind", "compaction")
-	if len(hits) == 0 {
-		t.Errorf("search does not find Pi's compaction summary")
-	}
-	if after := next[n-1]; after == nil || !after.Contains(fmt.Sprintf("Handoff %d", latest)) {
-		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", latest, r.srv.Digest())
+	if c.HandoffID != nil && (after == nil || !after.Contains(fmt.Sprintf("Handoff %d", *c.HandoffID))) {
+		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", *c.HandoffID, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
 }
@@ -497,16 +490,21 @@ func TestAgentOpenCode(t *testing.T) {
 
 // TestAgentKilo: Kilo CLI 7.7.7 (OpenCode's fork) with ledger's plugin: a
 // session that writes a file; continued (-c), its first request carrying
-// ledger's resume context of the session. (Its compaction is OpenCode's,
-// which TestAgentOpenCode runs: a Kilo run takes two to three times as
-// long.)
+// ledger's resume context of the session, with a turn reporting a context
+// past Kilo's compaction point (its rule is OpenCode's: the window less
+// the output), so that it compacts (experimental.session.compacting
+// writes the handoff, session.compacted reads the summary) and goes on,
+// the request after the compaction carrying ledger's context with the
+// handoff. Two runs, not OpenCode's three: a Kilo run takes two to three
+// times as long.
 func TestAgentKilo(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"kilo"})
+	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of openCodeWindow
 	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
-		textStep("Carrying on.", quiet),
-	), "unused"))
+		writeStep(r.proj, "b.txt", "b\n", past), textStep("b.txt is written.", quiet),
+	), "The user asked for tides.md and b.txt; saltwort."))
 	session := r.runKilo("Write tides.md with a Tides heading")
 	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
 		t.Errorf("tides.md = %q, %v", b, err)
@@ -514,15 +512,27 @@ func TestAgentKilo(t *testing.T) {
 	r.checkSession("kilo", session, "write", "tides.md")
 
 	before := len(r.srv.Turns())
-	if s := r.runKilo("Carry on", "-c"); s != session {
+	if s := r.runKilo("Add b.txt", "-c"); s != session {
 		t.Errorf("the continued run is session %s, want %s", s, session)
 	}
-	var reached bool
-	for _, req := range r.srv.Turns()[before:] {
-		reached = reached || req.Contains("<ledger-record") && req.Contains("Session "+session+" (kilo)")
+	if b, err := os.ReadFile(filepath.Join(r.proj, "b.txt")); err != nil || string(b) != "b\n" {
+		t.Errorf("b.txt = %q, %v", b, err)
 	}
-	if !reached {
-		t.Errorf("no request of the continued run carries ledger's resume context of session %s:\n%s", session, r.srv.Digest())
+	turns := r.srv.Turns()
+	if len(turns) <= before || !turns[before].Contains("<ledger-record") || !turns[before].Contains("Session "+session+" (kilo)") {
+		t.Errorf("the continued run's first request does not carry ledger's resume context of session %s:\n%s", session, r.srv.Digest())
+	}
+	n, next := compactionFollowers(r.srv, agenttest.IsOpenCodeCompaction)
+	if n != 1 {
+		t.Fatalf("Kilo CLI asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
+	}
+	r.checkHandoffs(1)
+	c := r.auditOne(session, "saltwort")
+	if c.Source != "hook" || c.Trigger != "auto" || c.PreTokens == nil {
+		t.Errorf("compaction = %+v, want the plugin's auto compaction with the tokens before it", c)
+	}
+	if c.HandoffID != nil && (next[0] == nil || !next[0].Contains(fmt.Sprintf("Handoff %d", *c.HandoffID))) {
+		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", *c.HandoffID, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
 }
