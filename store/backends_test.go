@@ -181,6 +181,76 @@ var contractCases = []contractCase{
 			t.Errorf("rows %v, then %v", before, after)
 		}
 	}},
+	{"a new session written in one go", func(t *testing.T, s *Store) {
+		// PostgreSQL copies a new session's messages in (COPY, more than
+		// one batch of them here): the same rows as one insert each.
+		ctx := context.Background()
+		at := time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)
+		msg := func(i int) compact.Message {
+			return compact.Message{UUID: fmt.Sprintf("m%d", i), SessionID: "c1", Role: compact.RoleAssistant, Time: at.Add(time.Duration(i) * time.Second),
+				ResponseID: fmt.Sprintf("r%d", i/3), Usage: &compact.Usage{InputTokens: 1, OutputTokens: int64(i/3 + 1)},
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: fmt.Sprintf("line %d of wombat%d", i, i)}}}
+		}
+		const n = copyBatch + 100
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Rollback()
+		for i := range n {
+			if added, err := w.AddMessage(ctx, msg(i)); err != nil || !added {
+				t.Fatalf("AddMessage(m%d) = %v, %v", i, added, err)
+			}
+			if i%700 == 0 { // a line read twice
+				if added, err := w.AddMessage(ctx, msg(i)); err != nil || added {
+					t.Fatalf("AddMessage(m%d) again = %v, %v", i, added, err)
+				}
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The last response goes on in a later write.
+		w, err = s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := msg(n - 1)
+		last.UUID, last.Blocks = "m-more", []compact.Block{{Kind: compact.BlockText, Text: "more"}}
+		if added, err := w.AddMessage(ctx, last); err != nil || !added {
+			t.Fatalf("AddMessage(m-more) = %v, %v", added, err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := s.Messages(ctx, "c1", 0)
+		if err != nil || len(msgs) != n+1 {
+			t.Fatalf("Messages = %d, %v; want %d", len(msgs), err, n+1)
+		}
+		var withUsage int
+		for i, m := range msgs {
+			if i < n && m.UUID != fmt.Sprintf("m%d", i) {
+				t.Fatalf("message %d: uuid %s", i, m.UUID)
+			}
+			// An API response's usage is kept on its latest line only.
+			lastOfResponse := i == n || (i%3 == 2 && i < n-1)
+			if (m.Usage != nil) != lastOfResponse {
+				t.Errorf("message %d (%s): usage %+v", i, m.UUID, m.Usage)
+			}
+			if m.Usage != nil {
+				withUsage++
+			}
+		}
+		if want := (n-1)/3 + 1; withUsage != want {
+			t.Errorf("%d messages hold usage, want %d (one per response)", withUsage, want)
+		}
+		for _, i := range []int{0, copyBatch, n - 1} {
+			res, err := s.Search(ctx, SearchOptions{Query: ParseQuery(fmt.Sprintf("wombat%d", i)), Limit: 5})
+			if err != nil || len(res.Hits) != 1 || res.Hits[0].SessionID != "c1" {
+				t.Errorf("search wombat%d = %+v, %v", i, res, err)
+			}
+		}
+	}},
 	{"session filters", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

@@ -64,6 +64,14 @@ type dialect interface {
 	// bulk is a big write (an ingest). done gives back what the
 	// transaction ran on: call it once the transaction is over.
 	beginWrite(ctx context.Context, db *sqlx.DB, bulk bool) (tx *sqlx.Tx, done func(), err error)
+	// beginIngest begins the transaction of an ingest's writer (a bulk
+	// beginWrite) and returns, where the backend copies rows in bulk, what
+	// copies them in it (nil: insert them one by one).
+	beginIngest(ctx context.Context, db *sqlx.DB) (tx *sqlx.Tx, done func(), copier rowCopier, err error)
+	// holdBulk returns a context whose bulk writes (beginWrite) share
+	// what holdBulk sets up for them once, where the backend has anything
+	// to set up; release gives it back after the last of them.
+	holdBulk(ctx context.Context, db *sqlx.DB) (bulkCtx context.Context, release func(), err error)
 	// insertMessage prepares, in tx, the insert of a message row (columns
 	// insertColumns; a message already there is not added again).
 	insertMessage(ctx context.Context, tx *sqlx.Tx) (insertFunc, error)
@@ -112,6 +120,15 @@ type migrator struct {
 	close func()
 	// timeout bounds a whole migration (0: the caller's context alone).
 	timeout time.Duration
+}
+
+// rowCopier copies rows into a table in one round trip (PostgreSQL's
+// COPY), redacting them as every write is (redactArgs).
+type rowCopier interface {
+	// reserveIDs takes n new ids of table's id column.
+	reserveIDs(ctx context.Context, table string, n int) ([]int64, error)
+	// copyRows adds rows, each holding a value per column.
+	copyRows(ctx context.Context, table string, columns []string, rows [][]any) error
 }
 
 // insertFunc adds one message row: its id, and whether it was added (not

@@ -3,6 +3,11 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/agentledger/ledger/compact"
 )
 
 // TestGiveBackDiscards: a connection given a setting of its own goes back
@@ -50,5 +55,71 @@ func TestGiveBackDiscards(t *testing.T) {
 		if _, err := s.db.ExecContext(ctx, `PRAGMA busy_timeout = 5000`); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestHoldIngest: the writers of one ingest run on one connection with the
+// ingest's settings, set once; a lock deadline on one of them is put back
+// after it; once released, no connection of the pool keeps the settings.
+func TestHoldIngest(t *testing.T) {
+	t.Parallel()
+	s := openSQLite(t)
+	ctx := context.Background()
+	bulk, release, err := s.HoldIngest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(ctx context.Context, uuid string) (cache, busy int64) {
+		t.Helper()
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Rollback()
+		if _, err := w.AddMessage(ctx, compact.Message{UUID: uuid, SessionID: "s1", Role: compact.RoleUser,
+			Blocks: []compact.Block{{Kind: compact.BlockText, Text: "hello " + uuid}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.tx.GetContext(ctx, &cache, `PRAGMA cache_size`); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.tx.GetContext(ctx, &busy, `PRAGMA busy_timeout`); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		return cache, busy
+	}
+	if cache, _ := write(bulk, "m1"); cache != -32768 {
+		t.Errorf("cache_size %d in the ingest's first transaction, want -32768", cache)
+	}
+	if cache, busy := write(WithLockDeadline(bulk, time.Now().Add(time.Hour)), "m2"); cache != -32768 || busy < 3_000_000 {
+		t.Errorf("cache_size %d, busy_timeout %d under a lock deadline", cache, busy)
+	}
+	if _, busy := write(bulk, "m3"); busy != defaultBusyTimeout {
+		t.Errorf("busy_timeout %d after the deadline's transaction, want %d", busy, defaultBusyTimeout)
+	}
+	release()
+	release()         // twice is once
+	write(bulk, "m4") // after release: a connection of its own
+	// Every connection of the pool, taken at once, has the usual settings.
+	var conns []*sqlx.Conn
+	for range 4 {
+		c, err := s.db.Connx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var cache int64
+		if err := c.GetContext(ctx, &cache, `PRAGMA cache_size`); err != nil || cache != -2000 {
+			t.Errorf("connection %d: cache_size %d, %v; want -2000", i, cache, err)
+		}
+		c.Close()
+	}
+	if n, err := s.Messages(ctx, "s1", 0); err != nil || len(n) != 4 {
+		t.Errorf("Messages = %d, %v; want 4", len(n), err)
 	}
 }

@@ -386,3 +386,29 @@ func pgArgs(args []driver.NamedValue) []driver.NamedValue {
 	}
 	return out
 }
+
+// copyFrom copies rows into table (COPY ... FROM STDIN) within the answer
+// wait, redacted as every write of the connection is: verbatim values go
+// as they are, any other string with its secrets replaced, bools as 0 and
+// 1 (see pgArgs).
+func (p *pgConn) copyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
+	out := make([][]any, len(rows))
+	args := make([]driver.NamedValue, len(columns))
+	for i, row := range rows {
+		if len(row) != len(columns) {
+			return fmt.Errorf("copy into %s: %d values for %d columns", table, len(row), len(columns))
+		}
+		for j, v := range row {
+			args[j] = driver.NamedValue{Ordinal: j + 1, Value: v}
+		}
+		vals := make([]any, len(row))
+		for j, a := range pgArgs(redactArgs(p.redactor, true, args)) {
+			vals[j] = a.Value
+		}
+		out[i] = vals
+	}
+	bctx, d, cancel := p.bound(ctx)
+	defer cancel()
+	_, err := p.c.Conn().CopyFrom(bctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(out))
+	return silent(ctx, bctx, d, err)
+}

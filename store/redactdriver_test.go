@@ -157,6 +157,56 @@ func TestEveryWriteRedacted(t *testing.T) {
 	}
 }
 
+// TestCopyRedacted: on PostgreSQL a new session's messages are copied in
+// (COPY), not inserted, and what is copied is redacted as every write is:
+// a secret in a transcript's message does not reach the server, and a
+// string the writer did not redact itself is redacted by the connection.
+func TestCopyRedacted(t *testing.T) {
+	t.Parallel()
+	s := openPG(t)
+	ctx := context.Background()
+	kinds := secretstest.Kinds()
+	gh, aws := kinds[4].Value, kinds[3].Value
+	w, err := s.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Rollback()
+	at := time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := w.AddMessage(ctx, compact.Message{UUID: "u1", SessionID: "s-copy", Role: compact.RoleUser, Time: at,
+		Blocks: []compact.Block{{Kind: compact.BlockText, Text: "deploy with " + gh}}}); err != nil {
+		t.Fatal(err)
+	}
+	if w.copied.copier == nil || len(w.copied.rows) != 1 {
+		t.Fatalf("the message was not put to copy: %+v", w.copied)
+	}
+	// A row as a careless caller might give it: plain strings.
+	ids, err := w.copied.copier.reserveIDs(ctx, "messages", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := []any{ids[0], "s-copy", "u2-" + aws, "", int64(1), "user", "text", "", "the key is " + aws, nil, at,
+		"", "", nil, nil, nil, nil, false, false, false, ""}
+	if err := w.copied.copier.copyRows(ctx, "messages", copyColumns, [][]any{row}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.copied.sent != 1 {
+		t.Errorf("%d rows copied by the writer, want 1", w.copied.sent)
+	}
+	rows := allRows(t, s)
+	for _, sec := range []string{gh, aws} {
+		if strings.Contains(rows, sec) {
+			t.Errorf("a row holds %.12s...:\n%s", sec, rows)
+		}
+	}
+	if !strings.Contains(rows, "the key is [REDACTED:") || !strings.Contains(rows, "deploy with [REDACTED:") {
+		t.Errorf("the copied rows are not there, redacted:\n%s", rows)
+	}
+}
+
 // TestVerbatimWithoutRedaction: a store that does not redact writes every
 // string as it comes, verbatim ones too.
 func TestVerbatimWithoutRedaction(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +59,24 @@ type Writer struct {
 	redactor *secrets.Redactor // nil: store secrets as they come
 	d        dialect
 	host     string // written on the sessions it creates
+	copied   copyBuffer
 }
+
+// copyBuffer holds the messages of sessions new to the ledger until they
+// are copied in at once (the dialect's rowCopier; none on SQLite): such a
+// message cannot be there already, so the writer knows its id and that it
+// is added without asking the database.
+type copyBuffer struct {
+	copier rowCopier // nil: every message is inserted
+	rows   [][]any   // id, then insertColumns
+	at     map[int64]int
+	ids    []int64 // reserved, not yet used
+	next   int     // how many ids to reserve next
+	sent   int     // rows copied so far
+}
+
+// copyBatch is the most rows a copyBuffer holds before it copies them.
+const copyBatch = 2048
 
 // sessionState is what the writer keeps per session for the length of a
 // transaction, flushed to the session row at commit.
@@ -88,6 +106,9 @@ type sessionState struct {
 	// lastTimed is the time of the latest message added (in file order)
 	// that had one: a compaction's without one (boundaryTime).
 	lastTimed time.Time
+	// uuids are the messages of a fresh session copied in (copyBuffer):
+	// a line read twice is added once, as ON CONFLICT would.
+	uuids map[string]struct{}
 }
 
 type writerStmts struct {
@@ -99,11 +120,12 @@ type writerStmts struct {
 // NewWriter begins an ingest transaction for records of the given source
 // format ("claude" or "codex"; SetSource changes it between files).
 func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
-	tx, done, err := s.d.beginWrite(ctx, s.db, true)
+	tx, done, copier, err := s.d.beginIngest(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("begin ingest: %w", err)
 	}
-	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor, d: s.d, host: s.host}
+	w := &Writer{tx: tx, done: done, source: source, sessions: map[string]*sessionState{}, redactor: s.redactor, d: s.d, host: s.host,
+		copied: copyBuffer{copier: copier, next: 16}}
 	fail := func(what string, err error) (*Writer, error) {
 		w.Rollback()
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -393,7 +415,7 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	}
 	// Prepare redacted every string of the message: it goes as it is,
 	// with no second scan on the writing goroutine (redactdriver.go).
-	id, added, err := w.insertRow(ctx, // in the order of insertColumns
+	row := []any{ // in the order of insertColumns
 		verbatim(m.SessionID),  // session_id
 		verbatim(m.UUID),       // uuid
 		verbatim(m.ParentUUID), // parent_uuid
@@ -414,7 +436,14 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 		m.CompactSummary,       // compact_summary
 		m.Sidechain,            // sidechain
 		verbatim(m.AgentID),    // agent_id
-	)
+	}
+	var id int64
+	var added bool
+	if w.copied.copier != nil && st.fresh {
+		id, added, err = w.copyRow(ctx, st, m.UUID, row)
+	} else {
+		id, added, err = w.insertRow(ctx, row...)
+	}
 	if err != nil {
 		return false, fmt.Errorf("insert message %s: %w", m.UUID, err)
 	}
@@ -467,6 +496,70 @@ func (w *Writer) insertRow(ctx context.Context, args ...any) (int64, bool, error
 	return w.stmts.insertMessage(ctx, args...)
 }
 
+// copyRow adds a message of a fresh session to the copy buffer, under an
+// id reserved for it, unless the transaction added its uuid already.
+func (w *Writer) copyRow(ctx context.Context, st *sessionState, uuid string, row []any) (int64, bool, error) {
+	if _, dup := st.uuids[uuid]; dup {
+		return 0, false, nil
+	}
+	b := &w.copied
+	if len(b.ids) == 0 {
+		// Ids are reserved 16, 32, ... 2,048 at a time: a small write
+		// leaves no big gap in them (search windows count ids).
+		ids, err := b.copier.reserveIDs(ctx, "messages", b.next)
+		if err != nil {
+			return 0, false, fmt.Errorf("reserve ids: %w", err)
+		}
+		b.ids, b.next = ids, min(2*b.next, copyBatch)
+	}
+	id := b.ids[0]
+	b.ids = b.ids[1:]
+	if st.uuids == nil {
+		st.uuids = map[string]struct{}{}
+	}
+	st.uuids[uuid] = struct{}{}
+	if b.at == nil {
+		b.at = map[int64]int{}
+	}
+	b.at[id] = len(b.rows)
+	b.rows = append(b.rows, append([]any{id}, row...))
+	if len(b.rows) >= copyBatch {
+		if err := w.flushCopy(ctx); err != nil {
+			return 0, false, err
+		}
+	}
+	return id, true, nil
+}
+
+// flushCopy copies the buffered messages in. It runs before anything reads
+// the messages of the transaction back.
+func (w *Writer) flushCopy(ctx context.Context) error {
+	b := &w.copied
+	if len(b.rows) == 0 {
+		return nil
+	}
+	if err := b.copier.copyRows(ctx, "messages", copyColumns, b.rows); err != nil {
+		return fmt.Errorf("copy messages: %w", err)
+	}
+	b.sent += len(b.rows)
+	b.rows, b.at = b.rows[:0], nil
+	return nil
+}
+
+// copyColumns are the columns of a copied message row: its id, then
+// insertColumns.
+var copyColumns = func() []string {
+	cols := []string{"id"}
+	for _, c := range strings.Split(insertColumns, ",") {
+		cols = append(cols, strings.TrimSpace(c))
+	}
+	return cols
+}()
+
+// usageColumn is the index of input_tokens in insertColumns; the other
+// usage columns follow it.
+var usageColumn = slices.Index(copyColumns, "input_tokens") - 1
+
 // keepUsage keeps an API response's usage on its latest line only, so that
 // sums count it once: one response spans several lines that each repeat
 // it. The line that held it before is this transaction's (an update by
@@ -474,7 +567,11 @@ func (w *Writer) insertRow(ctx context.Context, args ...any) (int64, bool, error
 // earlier (a search by response; none when the session is new).
 func (w *Writer) keepUsage(ctx context.Context, st *sessionState, m compact.Message, id int64) error {
 	if prev, ok := st.usageLine[m.ResponseID]; ok {
-		if _, err := w.stmts.clearUsageID.ExecContext(ctx, prev); err != nil {
+		if i, ok := w.copied.at[prev]; ok {
+			for c := range 4 { // still buffered: cleared there
+				w.copied.rows[i][1+usageColumn+c] = nil
+			}
+		} else if _, err := w.stmts.clearUsageID.ExecContext(ctx, prev); err != nil {
 			return err
 		}
 	} else if !st.fresh {
@@ -637,6 +734,9 @@ func (w *Writer) boundaryTime(ctx context.Context, st *sessionState, session str
 	if !st.lastTimed.IsZero() {
 		return st.lastTimed, nil
 	}
+	if err := w.flushCopy(ctx); err != nil {
+		return time.Time{}, err
+	}
 	var at sql.NullTime
 	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -682,6 +782,9 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 		}
 		w.release()
 	}()
+	if err := w.flushCopy(ctx); err != nil {
+		return err
+	}
 	for id, st := range w.sessions {
 		if st.forgotten {
 			continue
@@ -759,4 +862,17 @@ func blocksJSON(m compact.Message, text string) any {
 		return nil
 	}
 	return string(b)
+}
+
+// HoldIngest returns a context in which the writers of one ingest
+// (NewWriter) all run on one connection set up for them once, and release,
+// to call once the last of them committed or rolled back: it gives the
+// connection back with its usual settings. Writers made with another
+// context, or after release, begin their own.
+func (s *Store) HoldIngest(ctx context.Context) (context.Context, func(), error) {
+	ctx, release, err := s.d.holdBulk(ctx, s.db)
+	if err != nil {
+		return ctx, release, fmt.Errorf("hold ingest connection: %w", err)
+	}
+	return ctx, release, nil
 }

@@ -115,7 +115,12 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 		in.progress = o.Progress(pendingBytes(files, cursors))
 	}
 	ref := newRefresher(ctx, st)
-	err = in.files(ctx, files, &sum, ref)
+	// One connection, set up once, for every transaction of this ingest.
+	bulk, release, err := st.HoldIngest(ctx)
+	if err == nil {
+		err = in.files(bulk, files, &sum, ref)
+		release()
+	}
 	if rerr := ref.finish(ctx); err == nil && rerr != nil {
 		err = fmt.Errorf("resume states: %w", rerr)
 	}
