@@ -123,6 +123,15 @@ func (d pgDriver) OpenConnector(name string) (driver.Connector, error) {
 			}
 		}
 	}
+	if !strings.Contains(name, "default_query_exec_mode") {
+		// One round trip per statement, not two: pgx's default prepares
+		// each new statement (Parse, Describe) before it runs it, and
+		// nearly every statement of a ledger process is new to its
+		// connection. The server infers the parameters' types as it does
+		// a literal's. Statements the store prepares itself (a writer's
+		// insert) are still prepared once and run many times.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
 	dial := &net.Dialer{Timeout: cfg.ConnectTimeout,
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: keepAlive, Interval: keepAlive, Count: 4}}
 	cfg.DialFunc = dial.DialContext
@@ -151,7 +160,7 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		return nil, err
 	}
-	return &pgConn{c: conn.(*stdlib.Conn), answer: c.answer, redactor: c.redactor}, nil
+	return &pgConn{c: conn.(*stdlib.Conn), answer: c.answer, redactor: c.redactor, used: time.Now()}, nil
 }
 
 func (c pgConnector) Driver() driver.Driver { return pgDriver{c.redactor} }
@@ -163,6 +172,7 @@ type pgConn struct {
 	c        *stdlib.Conn
 	answer   time.Duration
 	redactor *secrets.Redactor
+	used     time.Time // when it connected, or was last reset for reuse
 }
 
 // answerWaitKey is the context key of a statement's own answer wait (see
@@ -276,6 +286,20 @@ func (p *pgConn) Ping(ctx context.Context) error {
 }
 
 func (p *pgConn) ResetSession(ctx context.Context) error {
+	// stdlib pings a connection idle for more than a second before it is
+	// used again, but counts a new connection as idle since ever: each
+	// statement of a short process waited on a ping of the connection the
+	// one before had just used. Idle here counts from the connection's
+	// start.
+	now := time.Now()
+	if now.Sub(p.used) < time.Second {
+		p.used = now
+		if p.c.Conn().IsClosed() || p.c.Conn().PgConn().TxStatus() != 'I' {
+			return driver.ErrBadConn
+		}
+		return nil
+	}
+	p.used = now
 	bctx, _, cancel := p.bound(ctx)
 	defer cancel()
 	return p.c.ResetSession(bctx)

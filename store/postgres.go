@@ -266,6 +266,31 @@ func (c pgCopier) copyRows(ctx context.Context, table string, columns []string, 
 	})
 }
 
+// selectHitsTop runs rank's first window, whose rows are the table's
+// newest id (top) beside each hit, or alone with no hit.
+func selectHitsTop(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]Hit, int64, error) {
+	var rows []struct {
+		Top       int64          `db:"top"`
+		SessionID sql.NullString `db:"session_id"`
+		Kind      sql.NullString `db:"kind"`
+		ID        sql.NullInt64  `db:"id"`
+		At        sql.NullTime   `db:"at"`
+		Role      sql.NullString `db:"role"`
+	}
+	if err := db.SelectContext(ctx, &rows, stmt, args...); err != nil {
+		return nil, 0, fmt.Errorf("search: %w", err)
+	}
+	var hits []Hit
+	var top int64
+	for _, r := range rows {
+		top = r.Top
+		if r.ID.Valid {
+			hits = append(hits, Hit{SessionID: r.SessionID.String, Kind: r.Kind.String, ID: r.ID.Int64, At: utc(r.At), Role: r.Role.String})
+		}
+	}
+	return hits, top, nil
+}
+
 // insertMessage prepares the insert of a message row: PostgreSQL has no
 // last insert id, so the new row's id comes back with RETURNING, and a
 // message already there as no row.
@@ -333,24 +358,46 @@ func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o 
 	// wider than the last, the last the whole table: a common word's
 	// newest matches lie in the first, and PostgreSQL would otherwise
 	// fetch and sort every match before it took n.
-	var top sql.NullInt64
-	if err := db.GetContext(ctx, &top, `SELECT max(id) FROM `+ix.table); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	var hits []Hit
-	for _, span := range []int64{4096, 65536, 0} {
+	// The first window reads the table's newest id (top) in the same
+	// round trip: a search makes one per index and window, and a process
+	// that searches makes few other.
+	var (
+		hits []Hit
+		top  int64
+	)
+	for i, span := range []int64{4096, 65536, 0} {
 		var q query
-		q.add("SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role FROM " + ix.table +
-			" t WHERE t.tsv @@ to_tsquery('simple', " + q.arg(tsq) + ")" + ix.where)
-		whole := span == 0 || top.Int64-span <= 0
-		if !whole {
-			q.add(" AND t.id > " + q.arg(top.Int64-span))
+		matches := func(from string) {
+			q.add("SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role FROM " + ix.table +
+				" t WHERE t.tsv @@ to_tsquery('simple', " + q.arg(tsq) + ")" + ix.where)
+			if from != "" {
+				q.add(" AND t.id > " + from)
+			}
+			if o.SessionID != "" {
+				q.add(" AND t.session_id = " + q.arg(o.SessionID))
+			}
+			o.scopeFilters(&q, ix)
+			q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
 		}
-		if o.SessionID != "" {
-			q.add(" AND t.session_id = " + q.arg(o.SessionID))
+		if i == 0 {
+			q.add("SELECT w.top, h.* FROM (SELECT coalesce(max(id), 0) AS top FROM " + ix.table + ") w LEFT JOIN LATERAL (")
+			matches("w.top - " + q.arg(span))
+			q.add(") h ON true ORDER BY h.id DESC NULLS LAST")
+			var err error
+			if hits, top, err = selectHitsTop(ctx, db, q.String(), q.args...); err != nil {
+				return nil, err
+			}
+			if top-span <= 0 || len(hits) >= n {
+				break
+			}
+			continue
 		}
-		o.scopeFilters(&q, ix)
-		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
+		whole := span == 0 || top-span <= 0
+		if whole {
+			matches("")
+		} else {
+			matches(q.arg(top - span))
+		}
 		var err error
 		if hits, err = selectHits(ctx, db, q.String(), q.args...); err != nil {
 			return nil, err
