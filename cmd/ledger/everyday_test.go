@@ -341,19 +341,28 @@ func TestUnpause(t *testing.T) {
 	}
 }
 
-// sessionProject is the project of a session, as sessions --json says.
-func sessionProject(t *testing.T, home, db, id string) string {
+// sessionProjects maps each session id to its project, as sessions --json
+// says.
+func sessionProjects(t *testing.T, home, db string) map[string]string {
 	t.Helper()
 	r := runCmd(t, home, "", "--db", db, "sessions", "--json")
 	var list []struct{ ID, Project string }
 	decodeJSON(t, r.stdout, &list)
+	projects := map[string]string{}
 	for _, s := range list {
-		if s.ID == id {
-			return s.Project
-		}
+		projects[s.ID] = s.Project
 	}
-	t.Fatalf("no session %s", id)
-	return ""
+	return projects
+}
+
+// sessionProject is the project of session id in projects.
+func sessionProject(t *testing.T, projects map[string]string, id string) string {
+	t.Helper()
+	p, ok := projects[id]
+	if !ok {
+		t.Fatalf("no session %s", id)
+	}
+	return p
 }
 
 // TestSearchLimitAfterPause: pausing one project leaves its hits out of
@@ -368,13 +377,15 @@ func TestSearchLimitAfterPause(t *testing.T) {
 	if len(top) != 3 {
 		t.Fatalf("search spotter --limit 3: %d hits before any pause", len(top))
 	}
-	paused := sessionProject(t, home, db, top[0]["session"].(string))
+	// Pausing changes no session's project: one listing serves every hit.
+	projects := sessionProjects(t, home, db)
+	paused := sessionProject(t, projects, top[0]["session"].(string))
 	if r := runCmd(t, home, "", "--db", db, "pause", "--project", paused); r.code != 0 {
 		t.Fatalf("pause: %s", r.stderr)
 	}
 	var others int
 	for _, h := range searchHits(t, home, db, "spotter", "--limit", "1000") {
-		if sessionProject(t, home, db, h["session"].(string)) == paused {
+		if sessionProject(t, projects, h["session"].(string)) == paused {
 			t.Errorf("a hit of the paused project %s: %v", paused, h)
 		}
 		others++
