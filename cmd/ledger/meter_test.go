@@ -42,7 +42,7 @@ func TestMeterExactFromUsage(t *testing.T) {
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	for _, tc := range tests {
-		ingest(t, home, db, tc.file)
+		ingestBin(t, home, db, tc.file) // setup: the meter runs in-process below
 	}
 	for _, tc := range tests {
 		for _, target := range []string{tc.file, tc.id} {

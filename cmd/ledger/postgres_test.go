@@ -50,6 +50,14 @@ func ledgerEnv(t *testing.T, home string, env []string, args ...string) result {
 	return newCmd(home, "", env...).run(args...)
 }
 
+// ingestCorpus ingests the corpus into db with the built binary: the
+// ledger these tests compare or push is their setup, several times faster
+// outside the race detector (TestIngestCorpus ingests it in-process).
+func ingestCorpus(t *testing.T, home, db, corpus string) result {
+	t.Helper()
+	return execLedger(t, home, "", "", nil, "--db", db, "ingest", corpus)
+}
+
 type ledgerCounts struct {
 	Sessions    int64 `json:"sessions"`
 	Messages    int64 `json:"messages"`
@@ -78,7 +86,7 @@ func TestTeamLedgerConcurrentIngest(t *testing.T) {
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
-	if r := ledgerEnv(t, home, nil, "--db", local, "ingest", corpus); r.code != 0 {
+	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
 		t.Fatalf("sqlite ingest: %s", r.stderr)
 	}
 	want := counts(t, home, local)
@@ -138,7 +146,7 @@ func TestSearchParity(t *testing.T) {
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
-		if r := ledgerEnv(t, home, nil, "--db", db, "ingest", corpus); r.code != 0 {
+		if r := ingestCorpus(t, home, db, corpus); r.code != 0 {
 			t.Fatalf("ingest into %s: %s", db, r.stderr)
 		}
 	}
@@ -179,7 +187,7 @@ func TestSyncTwice(t *testing.T) {
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
-	if r := ledgerEnv(t, home, nil, "--db", local, "ingest", corpus); r.code != 0 {
+	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
 	}
 	var sessions []struct{ ID string }
@@ -226,7 +234,7 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
-		if r := ledgerEnv(t, home, nil, "--db", db, "ingest", corpus); r.code != 0 {
+		if r := ingestCorpus(t, home, db, corpus); r.code != 0 {
 			t.Fatalf("ingest into %s: %s", db, r.stderr)
 		}
 	}

@@ -22,7 +22,7 @@ func TestSyncAfterForgetOnServer(t *testing.T) {
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
-	if r := ledgerEnv(t, home, nil, "--db", local, "ingest", corpus); r.code != 0 {
+	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
 	}
 	var sessions []struct{ ID string }
