@@ -73,7 +73,9 @@ func TestResumeBudgetEverySize(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	ingest(t, home, db, filepath.Join(sampleDir(t), "claude"),
+	// Setup, by the binary (faster than under the race detector): the
+	// resumes below run in-process.
+	ingestBin(t, home, db, filepath.Join(sampleDir(t), "claude"),
 		filepath.Join(corpusDir(t), "claude", "spotter-258c7280-ae70-4798-800f-63464d01a85d.jsonl"))
 	// One session with a written handoff, one resumed from an extraction.
 	if r := runCmd(t, home, "", "--db", db, "compact", "258c7280", "--budget", "4000"); r.code != 0 {
@@ -130,7 +132,7 @@ func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
-	ingest(t, home, db, filepath.Join(corpusDir(t), "claude"))
+	ingestBin(t, home, db, filepath.Join(corpusDir(t), "claude")) // setup: compact and resume run in-process
 	runCmd(t, home, "", "--db", db, "compact", "ae4a77f8", "--budget", "20000")
 	r := runCmd(t, home, "", "--db", db, "resume", "ae4a77f8", "--format", "hook", "--budget", "20000")
 	if r.code != 0 {
