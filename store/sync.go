@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -188,6 +189,13 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 			}
 		}
 	}
+	// The context in use as this ledger knows it: a Codex session's comes
+	// from its token counts, which are not messages the push sends.
+	if st, err := w.session(ctx, w.StoredID(sess.ID)); err != nil {
+		return err
+	} else if sess.ContextTokens > 0 {
+		st.context = sess.ContextTokens
+	}
 	if err := s.pushRecords(ctx, w, from, to, out); err != nil {
 		return err
 	}
@@ -203,15 +211,40 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 
 // pushRecords sends a session's compactions, handoffs and notes whose
 // local ids are after from's, in w's transaction (dst's connection redacts
-// their text with its rules, as everything it writes).
+// their text with its rules, as everything it writes). Each record goes
+// as this ledger holds it: a compaction with its source, its tool calls
+// and its handoff (by the handoff's id on dst), and it counts in its
+// session's compactions there as here.
 func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, out *PushCounts) error {
 	id := from.SessionID
+	// Handoffs first: the compactions made for them name them by dst's ids.
+	var hs []Handoff
+	if err := s.db.SelectContext(ctx, &hs, `SELECT `+handoffColumns+` FROM handoffs
+		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Handoffs, to.Handoffs); err != nil {
+		return fmt.Errorf("read handoffs: %w", err)
+	}
+	sent := map[int64]int64{} // local handoff id: its id on dst
+	for _, h := range hs {
+		// The Markdown file stays on this machine: its path means nothing
+		// on the others.
+		var dstID int64
+		if err := w.tx.GetContext(ctx, &dstID, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, id, h.CreatedAt.UTC(), h.Trigger, h.Task, h.Sections, h.Markdown, h.Tokens); err != nil {
+			return fmt.Errorf("insert handoff: %w", err)
+		}
+		sent[h.ID] = dstID
+		out.Handoffs++
+	}
 	var comps []compactionRow
 	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
 		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Compactions, to.Compactions); err != nil {
 		return fmt.Errorf("read compactions: %w", err)
 	}
 	for _, c := range comps {
+		handoffID, err := s.dstHandoff(ctx, w, c.HandoffID, sent)
+		if err != nil {
+			return err
+		}
 		if c.BoundaryUUID.Valid {
 			b := compact.Boundary{UUID: c.BoundaryUUID.String, SessionID: id, Time: c.At,
 				Trigger: c.Trigger, PreTokens: c.PreTokens.Int64, PostTokens: c.PostTokens.Int64,
@@ -219,7 +252,7 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 			if c.PreservedHead != "" {
 				b.Preserved = &compact.Preserved{HeadUUID: c.PreservedHead, TailUUID: c.PreservedTail, Messages: int(c.PreservedMessages)}
 			}
-			added, err := w.AddBoundary(ctx, b)
+			added, err := w.addBoundary(ctx, b, &syncedRecord{Source: c.Source, ToolCalls: c.ToolCalls, HandoffID: handoffID})
 			if err != nil {
 				return err
 			}
@@ -229,27 +262,23 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 			continue
 		}
 		// A hook's or the cli's record: no boundary to know it by; the
-		// mark keeps it from being sent twice.
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, c.PreTokens, c.PostTokens,
-			c.Summary, c.Source, c.ToolCalls); err != nil {
+		// mark keeps it from being sent twice. It counts in the session's
+		// compactions (a clear is told apart by its source when read), as
+		// addCompactionRecord counted it here.
+		st, err := w.session(ctx, w.StoredID(id))
+		if err != nil {
+			return err
+		}
+		if st.forgotten {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `INSERT INTO compactions (session_id, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls, handoff_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, id, c.LogicalParentUUID, c.At.UTC(), c.Trigger, c.PreTokens, c.PostTokens,
+			c.Summary, c.Source, c.ToolCalls, handoffID); err != nil {
 			return fmt.Errorf("insert compaction: %w", err)
 		}
+		st.compactions++
 		out.Compactions++
-	}
-	var hs []Handoff
-	if err := s.db.SelectContext(ctx, &hs, `SELECT id, session_id, created_at, trigger, task, sections, markdown, tokens, path FROM handoffs
-		WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id`, id, from.Handoffs, to.Handoffs); err != nil {
-		return fmt.Errorf("read handoffs: %w", err)
-	}
-	for _, h := range hs {
-		// The Markdown file stays on this machine: its path means nothing
-		// on the others.
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO handoffs (session_id, created_at, trigger, task, sections, markdown, tokens)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, h.CreatedAt.UTC(), h.Trigger, h.Task, h.Sections, h.Markdown, h.Tokens); err != nil {
-			return fmt.Errorf("insert handoff: %w", err)
-		}
-		out.Handoffs++
 	}
 	var ns []Note
 	if err := s.db.SelectContext(ctx, &ns, `SELECT id, session_id, kind, text, created_at FROM notes
@@ -264,4 +293,35 @@ func (s *Store) pushRecords(ctx context.Context, w *Writer, from, to pushMark, o
 		out.Notes++
 	}
 	return nil
+}
+
+// dstHandoff is the id on dst of the local handoff local (nil: none): one
+// this push sent, else one an earlier push sent, found by its session,
+// time and trigger (a handoff attached to a compaction pushed before it);
+// nil when dst does not have it.
+func (s *Store) dstHandoff(ctx context.Context, w *Writer, local sql.NullInt64, sent map[int64]int64) (*int64, error) {
+	if !local.Valid {
+		return nil, nil
+	}
+	if id, ok := sent[local.Int64]; ok {
+		return &id, nil
+	}
+	var h Handoff
+	err := s.db.GetContext(ctx, &h, `SELECT `+handoffColumns+` FROM handoffs WHERE id = $1`, local.Int64)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read handoff %d: %w", local.Int64, err)
+	}
+	var id int64
+	err = w.tx.GetContext(ctx, &id, `SELECT id FROM handoffs WHERE session_id = $1 AND created_at = $2 AND trigger = $3
+		ORDER BY id LIMIT 1`, h.SessionID, h.CreatedAt.UTC(), h.Trigger)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find handoff %d on the server: %w", local.Int64, err)
+	}
+	return &id, nil
 }

@@ -658,6 +658,24 @@ const hookMatchWindow = 10 * time.Minute
 // before it, or else written shortly before) is completed instead of adding
 // a second one: one compaction, one record.
 func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, error) {
+	return w.addBoundary(ctx, b, nil)
+}
+
+// syncedRecord is what a push knows of a compaction beyond its boundary:
+// the record as the ledger it comes from holds it.
+type syncedRecord struct {
+	Source string // "transcript" or "hook" (one the transcript completed)
+	// ToolCalls are the calls before the compaction as its ledger counted
+	// them: the writer's own count is of every message the push sent
+	// before it, those after the compaction included.
+	ToolCalls int64
+	HandoffID *int64 // in the destination's ids; nil for none
+}
+
+// addBoundary is AddBoundary; with synced (a push), the record is added as
+// its ledger holds it rather than matched with a hook record of the
+// destination: the ledger it comes from made that match already.
+func (w *Writer) addBoundary(ctx context.Context, b compact.Boundary, synced *syncedRecord) (bool, error) {
 	if b.SessionID == "" || b.UUID == "" {
 		return false, fmt.Errorf("compaction without session or uuid")
 	}
@@ -691,6 +709,9 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 	if b.Preserved != nil {
 		kept = *b.Preserved
 	}
+	if synced != nil {
+		return w.insertBoundary(ctx, st, b, at, pre, post, kept, *synced)
+	}
 	res, err := w.tx.ExecContext(ctx, `
 		UPDATE compactions SET boundary_uuid = $1, logical_parent_uuid = $2, trigger = $3,
 			pre_tokens = coalesce($4, pre_tokens), post_tokens = coalesce($5, post_tokens),
@@ -709,16 +730,25 @@ func (w *Writer) AddBoundary(ctx context.Context, b compact.Boundary) (bool, err
 		st.pendingPost = st.pendingPost || post == nil
 		return false, nil
 	}
-	calls := st.toolTotal - st.toolAtLast
+	return w.insertBoundary(ctx, st, b, at, pre, post, kept, syncedRecord{Source: "transcript", ToolCalls: st.toolTotal - st.toolAtLast})
+}
+
+// insertBoundary adds the compaction of a boundary, as rec says.
+func (w *Writer) insertBoundary(ctx context.Context, st *sessionState, b compact.Boundary, at time.Time, pre, post any,
+	kept compact.Preserved, rec syncedRecord) (bool, error) {
+	var handoffID any
+	if rec.HandoffID != nil {
+		handoffID = *rec.HandoffID
+	}
 	if _, err := w.tx.ExecContext(ctx, `
 		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls,
-			preserved_head_uuid, preserved_tail_uuid, preserved_messages)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'transcript', $9, $10, $11, $12)`,
-		b.SessionID, b.UUID, b.LogicalParentUUID, at, b.Trigger, pre, post, b.Summary, calls,
-		kept.HeadUUID, kept.TailUUID, kept.Messages); err != nil {
+			preserved_head_uuid, preserved_tail_uuid, preserved_messages, handoff_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		b.SessionID, b.UUID, b.LogicalParentUUID, at, b.Trigger, pre, post, b.Summary, rec.Source, rec.ToolCalls,
+		kept.HeadUUID, kept.TailUUID, kept.Messages, handoffID); err != nil {
 		return false, fmt.Errorf("insert compaction: %w", err)
 	}
-	st.toolAtLast = st.toolTotal
+	st.toolAtLast += rec.ToolCalls
 	st.compactions++
 	st.pendingPost = st.pendingPost || post == nil
 	w.counts.Compactions++
