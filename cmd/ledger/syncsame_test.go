@@ -28,9 +28,7 @@ func TestSyncSameAnswers(t *testing.T) {
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
-	if r := ledgerEnv(t, home, nil, "--db", local, "ingest", corpus); r.code != 0 {
-		t.Fatalf("ingest: %s", r.stderr)
-	}
+	ingestBin(t, home, local, corpus)
 	const (
 		spotter  = "258c7280-ae70-4798-800f-63464d01a85d" // an agent compaction
 		viewer   = "ae4a77f8-aedd-4bc1-888f-c94edc91af04" // an agent compaction
