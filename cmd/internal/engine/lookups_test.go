@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentledger/ledger/store"
+)
+
+// TestMessageInContext: a search hit's message with its neighbours, in
+// conversation order, the hit marked; an id the ledger does not hold is
+// not found. CountSessions counts a project's sessions, below it too.
+func TestMessageInContext(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	ingestSample(t, e, home)
+	res, err := e.Search(ctx, SearchRequest{Text: "clock", Session: sampleID, SearchOptions: store.SearchOptions{Limit: 1}})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("search: %+v, %v", res, err)
+	}
+	hit := res.Hits[0]
+	c, err := e.MessageInContext(ctx, hit.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Session != sampleID || c.ID != hit.ID || len(c.Messages) < 2 || len(c.Messages) > 5 {
+		t.Fatalf("in context: session %s, id %d, %d messages; want the hit's session, its id, 2 to 5 messages", c.Session, c.ID, len(c.Messages))
+	}
+	hits := 0
+	for i, m := range c.Messages {
+		if i > 0 && m.Seq <= c.Messages[i-1].Seq {
+			t.Errorf("messages out of order: seq %d after %d", m.Seq, c.Messages[i-1].Seq)
+		}
+		if m.Hit {
+			hits++
+			if m.Seq != c.Seq || !strings.Contains(strings.ToLower(m.Text), "clock") {
+				t.Errorf("the hit: seq %d (want %d), %.100q", m.Seq, c.Seq, m.Text)
+			}
+		}
+		if m.Seq < c.Seq-2 || m.Seq > c.Seq+2 {
+			t.Errorf("seq %d is more than 2 from the hit's %d", m.Seq, c.Seq)
+		}
+	}
+	if hits != 1 {
+		t.Errorf("%d messages marked as the hit, want 1", hits)
+	}
+	if _, err := e.MessageInContext(ctx, 1<<40, 2); !notFound(err) {
+		t.Errorf("an id not held: %v, want not found", err)
+	}
+	sess, err := e.Opened().Session(ctx, sampleID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		project string
+		want    int
+	}{{"", 1}, {sess.Project, 1}, {filepath.Dir(sess.Project), 1}, {filepath.Join(sess.Project, "elsewhere"), 0}} {
+		if n, err := e.CountSessions(ctx, tc.project); n != tc.want || err != nil {
+			t.Errorf("CountSessions(%q) = %d, %v; want %d", tc.project, n, err, tc.want)
+		}
+	}
+}
+
+// TestHookLogBySession: the receipts of one session by a prefix of its id;
+// an id the ledger does not hold (a hook ran before any ingest) taken as
+// it is; every receipt, newest first, without one.
+func TestHookLogBySession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, s, home := hookEngine(t)
+	ingestSample(t, e, home)
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	for i, id := range []string{sampleID, "not-ingested-yet", sampleID} {
+		r := store.HookReceipt{SessionID: id, Event: "Stop", At: at.Add(time.Duration(i) * time.Minute), Outcome: store.OutcomeOK}
+		if err := s.AddHookReceipt(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		id   string
+		want int
+	}{{sampleID[:8], 2}, {"not-ingested-yet", 1}, {"", 3}, {"nothing-here", 0}} {
+		got, err := e.HookLog(ctx, store.ReceiptFilter{SessionID: tc.id})
+		if err != nil || len(got) != tc.want {
+			t.Errorf("HookLog(%q) = %d receipts, %v; want %d", tc.id, len(got), err, tc.want)
+			continue
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].At.After(got[i-1].At) {
+				t.Errorf("HookLog(%q): not newest first", tc.id)
+			}
+		}
+	}
+}
+
+// TestHandoffKeptOutOfGit: a handoff the user asks for inside a git
+// checkout is kept out of git status through .git/info/exclude, once: the
+// .ledger folder for a file under it, else the file itself; a file
+// outside any checkout adds nothing.
+func TestHandoffKeptOutOfGit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	ingestSample(t, e, home)
+	repo := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	exclude := filepath.Join(repo, ".git", "info", "exclude")
+	os.Remove(exclude) // a fresh one: made by the first handoff
+	write := func(out string) Handoff {
+		t.Helper()
+		h, err := e.WriteHandoff(ctx, sampleID, HandoffRequest{Trigger: "manual", Source: "cli", Out: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h := write(filepath.Join(repo, ".ledger", "handoffs", "a.md"))
+	if h.Excluded != "/.ledger/" || h.ExcludeFile != exclude {
+		t.Errorf("first handoff in .ledger: excluded %q in %q; want /.ledger/ in %s", h.Excluded, h.ExcludeFile, exclude)
+	}
+	if h := write(filepath.Join(repo, ".ledger", "handoffs", "b.md")); h.Excluded != "" {
+		t.Errorf("second handoff in .ledger: excluded %q again", h.Excluded)
+	}
+	if h := write(filepath.Join(repo, "notes", "handoff.md")); h.Excluded != "/notes/handoff.md" {
+		t.Errorf("handoff elsewhere in the checkout: excluded %q, want the file", h.Excluded)
+	}
+	if h := write(filepath.Join(t.TempDir(), "handoff.md")); h.Excluded != "" || h.ExcludeFile != "" {
+		t.Errorf("handoff outside a checkout: excluded %q in %q", h.Excluded, h.ExcludeFile)
+	}
+	b, err := os.ReadFile(exclude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); strings.Count(got, "/.ledger/\n") != 1 || strings.Count(got, "/notes/handoff.md\n") != 1 {
+		t.Errorf("%s:\n%s\nwant each pattern once", exclude, got)
+	}
+	st, _ := exec.Command("git", "-C", repo, "status", "--porcelain").Output()
+	if len(strings.TrimSpace(string(st))) != 0 {
+		t.Errorf("git status shows the handoffs:\n%s", st)
+	}
+}
+
+// TestIngestProgress: an ingest with a progress bar is told what it will
+// read, by the cursors (all of a new file, none of one read, what was
+// appended), and told of each chunk up to that.
+func TestIngestProgress(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, _ := hookEngine(t)
+	dir := t.TempDir()
+	path, _ := sampleTranscript(t, dir)
+	other := filepath.Join(dir, "not-there.jsonl")
+	run := func() (total, read int64) {
+		t.Helper()
+		o := IngestOptions{Progress: func(n int64) func(int64) {
+			total = n
+			return func(k int64) { read += k }
+		}}
+		if _, err := e.Ingest(ctx, []string{dir}, o); err != nil {
+			t.Fatal(err)
+		}
+		return total, read
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total, read := run(); total != fi.Size() || read != total {
+		t.Errorf("first ingest: total %d, read %d; want the file's %d", total, read, fi.Size())
+	}
+	if total, _ := run(); total != 0 {
+		t.Errorf("ingest of nothing new: total %d, want 0", total)
+	}
+	line := `{"type":"user","sessionId":"` + sampleID + `","uuid":"u-progress","timestamp":"2026-03-02T09:30:00Z","cwd":"/home/dev/src/payments","message":{"role":"user","content":"one more"}}` + "\n"
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line)
+	f.Close()
+	if total, read := run(); total != int64(len(line)) || read != total {
+		t.Errorf("after an append: total %d, read %d; want the line's %d", total, read, len(line))
+	}
+	if n := pendingBytes([]string{other}, nil); n != 0 {
+		t.Errorf("pendingBytes of a file not there = %d", n)
+	}
+}
