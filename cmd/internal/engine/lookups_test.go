@@ -193,3 +193,37 @@ func TestIngestProgress(t *testing.T) {
 		t.Errorf("pendingBytes of a file not there = %d", n)
 	}
 }
+
+// TestCopilotSessionEndFindsItsTranscript: Copilot CLI's sessionEnd names
+// no transcript. Before the ledger read the session it has nothing to
+// read, and says so; once it has, the hook reads the file the ledger
+// recorded for that session (never a path made from the id).
+func TestCopilotSessionEndFindsItsTranscript(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, s, home := hookEngine(t)
+	e.hookScale = 60
+	const session = "66fcbb38-f834-48de-bcfa-712cc7192b3c"
+	src := filepath.Join("..", "..", "..", "testdata", "agents", "copilot-1.0.102", "session-state", session)
+	dir := filepath.Join(home, ".copilot", "session-state", session)
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	input := `{"sessionId":"` + session + `","timestamp":1795678436979,"cwd":"/tmp/ledger-fixtures/copilot/proj","reason":"complete"}`
+	o := HookOptions{Agent: "copilot", Event: "sessionEnd", StateDir: filepath.Join(home, "state")}
+	run := e.RunHook(ctx, strings.NewReader(input), o)
+	if run.Receipt.Outcome != store.OutcomeNothing || !strings.Contains(run.Receipt.Detail, "no transcript known") {
+		t.Fatalf("sessionEnd before any ingest: %+v", run.Receipt)
+	}
+	events := filepath.Join(dir, "events.jsonl")
+	if _, err := e.Ingest(ctx, []string{events}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run = e.RunHook(ctx, strings.NewReader(input), o)
+	if !strings.Contains(run.Receipt.Detail, "nothing new in the transcript") {
+		t.Fatalf("sessionEnd once the session is held: %+v (warning %q), want its transcript read", run.Receipt, run.Warning)
+	}
+	if _, err := s.Session(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+}
