@@ -2,14 +2,17 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/transcript"
 )
 
 // TestMessageInContext: a search hit's message with its neighbours, in
@@ -224,6 +227,67 @@ func TestCopilotSessionEndFindsItsTranscript(t *testing.T) {
 		t.Fatalf("sessionEnd once the session is held: %+v (warning %q), want its transcript read", run.Receipt, run.Warning)
 	}
 	if _, err := s.Session(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIngestWhatIsNotATranscript: a file in a folder that is no agent's
+// transcript is listed and passed over; the same file named is an error
+// (the files read before it are kept); bad lines are skipped, the first
+// few of each file listed and the rest counted; a cancelled ingest stops.
+func TestIngestWhatIsNotATranscript(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, _ := hookEngine(t)
+	dir := t.TempDir()
+	_, lines := sampleTranscript(t, dir)
+	notes := filepath.Join(dir, "notes.jsonl")
+	if err := os.WriteFile(notes, []byte("{\"hello\":\"world\"}\n{\"hello\":\"again\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad", sampleID[:8]+"-bad.jsonl")
+	var b []byte
+	b = append(b, lines[0]...)
+	for range transcript.MaxSkipsListed + 3 {
+		b = append(b, "{not json\n"...)
+	}
+	for _, l := range lines[1:] {
+		b = append(b, l...)
+	}
+	copyBytes(t, bad, b)
+
+	sum, err := e.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sum.Unrecognized, []string{notes}) || sum.Sessions == 0 {
+		t.Errorf("folder: unrecognized %v, %d sessions; want notes.jsonl passed over and the sample read", sum.Unrecognized, sum.Sessions)
+	}
+	if sum.SkippedLines != transcript.MaxSkipsListed+3 || len(sum.Skips) != transcript.MaxSkipsListed ||
+		sum.SkipsNotListed != 3 || sum.NotListed(bad) != 3 {
+		t.Errorf("bad lines: %d skipped, %d listed, %d not listed (%d of %s); want %d, %d, 3",
+			sum.SkippedLines, len(sum.Skips), sum.SkipsNotListed, sum.NotListed(bad), bad, transcript.MaxSkipsListed+3, transcript.MaxSkipsListed)
+	}
+	if n := sum.Unchanged(); n != 0 {
+		t.Errorf("first ingest: %d unchanged files", n)
+	}
+	if _, err := e.Ingest(ctx, []string{notes}, IngestOptions{}); err == nil || !strings.Contains(err.Error(), "not a transcript of an agent ledger reads") {
+		t.Errorf("a named file that is no transcript: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Ingest(cancelled, []string{dir}, IngestOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled ingest: %v, want context.Canceled", err)
+	}
+}
+
+// copyBytes writes b to dst, making its folder.
+func copyBytes(t *testing.T, dst string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

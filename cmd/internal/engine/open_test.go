@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,8 +89,23 @@ func TestOpenConfig(t *testing.T) {
 	if _, err := Open(Config{DB: "x.db"}); err == nil {
 		t.Error("Open with no mode: no error")
 	}
+	if _, err := Open(Config{DB: "x.db", Mode: Mode(9)}); err == nil || !strings.Contains(err.Error(), "Mode(9)") {
+		t.Errorf("Open with an unknown mode: %v", err)
+	}
 	if _, err := Open(Config{Mode: Read}); err == nil {
 		t.Error("Open with no DB: no error")
+	}
+	// A best-effort write has no ledger to write where the read had none,
+	// nor on a server (whose reads the team's writers keep current).
+	for _, db := range []string{filepath.Join(t.TempDir(), "none.db"), "postgres://nobody@/x"} {
+		r, err := Open(Config{DB: db, Mode: Read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.writer(ctx); err == nil {
+			t.Errorf("writer of %s: no error", db)
+		}
+		r.KeepResumeState(ctx, &store.ResumeState{SessionID: "x"}) // nothing to keep it in: nothing happens
 	}
 	why := errors.New("$LEDGER_DB is a folder")
 	e, err := Open(Config{DBError: why, Mode: WriteOrRead})
