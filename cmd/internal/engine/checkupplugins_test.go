@@ -117,3 +117,27 @@ func TestCheckupPluginAgents(t *testing.T) {
 		t.Errorf("opencode's database after an ingest: %+v; want nothing behind", f)
 	}
 }
+
+// TestPluginSessionStartSource: OpenCode's plugin cannot tell a new
+// session from one continued (its SessionStart names no source): the hook
+// reads the session from OpenCode's database and takes it as a resume
+// when its model has replied, as a start when the session has nothing.
+func TestPluginSessionStartSource(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, _, home := hookEngine(t)
+	e.hookScale = 60
+	db := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
+	copyFile(t, filepath.Join("..", "..", "..", "testdata", "agents", "opencode-1.18.33", "opencode.db"), db)
+	o := HookOptions{Agent: "opencode", Database: db, StateDir: filepath.Join(home, "state")}
+	for _, tc := range []struct{ session, want string }{
+		{"ses_de942ed70ffeMnYg4uqeokH7Or", "OpenCode session start, taken as resume"},
+		{"ses_nothing_here", "OpenCode session start, taken as startup"},
+	} {
+		in := `{"agent":"opencode","hook_event_name":"SessionStart","session_id":"` + tc.session + `","cwd":"/work/agents-cache/proj-oc","source":""}`
+		run := e.RunHook(ctx, strings.NewReader(in), o)
+		if !strings.Contains(run.Receipt.Detail, tc.want) {
+			t.Errorf("%s: receipt %+v (warning %q); want %q", tc.session, run.Receipt, run.Warning, tc.want)
+		}
+	}
+}

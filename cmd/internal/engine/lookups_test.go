@@ -291,3 +291,61 @@ func copyBytes(t *testing.T, dst string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestAgentHookEvents: the hooks ledger installs for each agent that
+// takes hook commands, each under the agent's own event name and mapped
+// to an event ledger has a budget for; an agent that takes none has none.
+func TestAgentHookEvents(t *testing.T) {
+	t.Parallel()
+	for _, agent := range []string{"", "claude", "codex", "gemini", "qwen", "copilot"} {
+		evs, ok := AgentHookEvents(agent)
+		if !ok || len(evs) < 4 {
+			t.Errorf("%q: %d events, ok %v", agent, len(evs), ok)
+		}
+		for _, ev := range evs {
+			if _, handled := HookBudget(ev.Event); !handled || ev.Timeout <= 0 || hookEventOf(agent, ev.Name) != ev.Event {
+				t.Errorf("%q %s: event %q, timeout %d, maps to %q", agent, ev.Name, ev.Event, ev.Timeout, hookEventOf(agent, ev.Name))
+			}
+		}
+	}
+	if evs, ok := AgentHookEvents("pi"); ok || evs != nil {
+		t.Errorf("pi (a plugin agent): %v, %v; want none", evs, ok)
+	}
+	for _, tc := range [][3]string{{"gemini", "AfterTool", "PostToolUse"}, {"copilot", "postToolUse", "PostToolUse"}, {"claude", "PostToolUse", "PostToolUse"}} {
+		if got := hookEventOf(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("%s's %s maps to %q, want %q", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
+// TestRestorePathCodex: a Codex session goes back where Codex looks for
+// it: its day's folder under sessions, named by its start and its id.
+func TestRestorePathCodex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, s, _ := hookEngine(t)
+	if _, err := e.Ingest(ctx, []string{filepath.Join(sampleDir(t), "codex")}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const id = "0199f3a2-7d4e-7c10-b2a9-5e8f1d3c6a20"
+	sess, err := s.Session(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codexHome := filepath.Join(t.TempDir(), ".codex")
+	p := RestorePath(sess, "/unused/claude", codexHome)
+	day := filepath.Join(codexHome, "sessions") + string(filepath.Separator)
+	if !strings.HasPrefix(p, day) || !strings.HasSuffix(p, "-"+id+".jsonl") || !strings.Contains(filepath.Base(p), "rollout-") {
+		t.Fatalf("RestorePath = %s, want %s<YYYY>/<MM>/<DD>/rollout-<start>-%s.jsonl", p, day, id)
+	}
+	if strings.Count(strings.TrimPrefix(p, day), string(filepath.Separator)) != 3 {
+		t.Errorf("RestorePath = %s: want the year, month and day folders", p)
+	}
+	x, err := e.Export(ctx, ExportRequest{Session: id[:8], Format: "jsonl", Restore: true, CodexHome: codexHome}, nil)
+	if err != nil || x.Path != p {
+		t.Fatalf("export --restore: %+v, %v; want %s", x, err, p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Error(err)
+	}
+}
