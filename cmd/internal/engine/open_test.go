@@ -409,3 +409,55 @@ func TestSyncToPostgres(t *testing.T) {
 		t.Errorf("sync from a server: %v, want invalid", err)
 	}
 }
+
+// TestDBPath: where the ledger is by the environment: $LEDGER_DB, else
+// under an absolute $XDG_DATA_HOME (a relative one is ignored, as the XDG
+// specification says), else under $HOME; a PostgreSQL URL is no path to
+// make absolute.
+func TestDBPath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"LEDGER_DB": "/a/l.db", "HOME": "/h"}, "/a/l.db"},
+		{map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/ledger/ledger.db"},
+		{map[string]string{"XDG_DATA_HOME": "rel", "HOME": "/h"}, "/h/.local/share/ledger/ledger.db"},
+		{map[string]string{"HOME": "/h"}, "/h/.local/share/ledger/ledger.db"},
+	} {
+		if got, err := DBPath(func(k string) string { return tc.env[k] }); got != tc.want || err != nil {
+			t.Errorf("DBPath(%v) = %q, %v; want %q", tc.env, got, err, tc.want)
+		}
+	}
+	if got, err := DBPath(func(string) string { return "" }); err == nil && !filepath.IsAbs(got) {
+		t.Errorf("DBPath with no HOME = %q: want the system's home folder's, or an error", got)
+	}
+	if u := "postgres://u@h/db"; AbsPath(u) != u {
+		t.Errorf("AbsPath(%s) = %s", u, AbsPath(u))
+	}
+	if p := AbsPath("rel.db"); !filepath.IsAbs(p) {
+		t.Errorf("AbsPath(rel.db) = %s", p)
+	}
+}
+
+// TestAgentDatabase: OpenCode's and Kilo's database as each picks it:
+// $OPENCODE_DB ($KILO_DB) absolute, or relative to the data folder
+// ($XDG_DATA_HOME/opencode), ":memory:" ignored; else <data>/opencode.db.
+func TestAgentDatabase(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		agent string
+		env   map[string]string
+		want  string
+	}{
+		{"opencode", nil, "/h/.local/share/opencode/opencode.db"},
+		{"kilo", map[string]string{"XDG_DATA_HOME": "/x"}, "/x/kilo/kilo.db"},
+		{"opencode", map[string]string{"OPENCODE_DB": "/d/oc.db"}, "/d/oc.db"},
+		{"opencode", map[string]string{"OPENCODE_DB": "dev.db"}, "/h/.local/share/opencode/dev.db"},
+		{"kilo", map[string]string{"KILO_DB": ":memory:"}, "/h/.local/share/kilo/kilo.db"},
+	} {
+		if got := AgentDatabase(tc.agent, "/h", func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("AgentDatabase(%s, %v) = %s, want %s", tc.agent, tc.env, got, tc.want)
+		}
+	}
+}
