@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	sqlitelib "modernc.org/sqlite/lib"
-
-	"github.com/agentledger/ledger/store/secrets"
 )
 
 // ReadOnlyError is returned when a command that writes meets a ledger this
@@ -79,12 +77,19 @@ func readDSN(path string, immutable bool) string {
 	return dsn
 }
 
-// ReadOnly opens a store that cannot write, for a front door that promises
-// to only read (the MCP server's read tools, the web view): the database
-// is opened read-only (OpenReader's way), so that promise holds whatever
-// code runs behind it. Such a store never creates the database; one whose
-// schema is behind this binary's is migrated first, on a read-write
-// connection closed again.
+// ReadOnly opens a store that cannot write, for a front door that only
+// reads (the read commands, the web view): the database is opened
+// read-only, so that reading works where writing cannot and that promise
+// holds whatever code runs behind it. Such a store never creates the
+// database (a *NoLedgerError where there is none); one whose schema is
+// behind this binary's is migrated first, on a read-write connection
+// closed again.
+//
+// Read-only first tries mode=ro, which sees what other processes commit,
+// WAL included. Where SQLite cannot keep its shared-memory file beside
+// the database, it reads the file as immutable; a WAL left beside it
+// (a writer that has not checkpointed) is then not seen, and Stale says
+// so.
 func ReadOnly() Option {
 	return func(s *Store) {
 		// It writes nothing, but keeps its Redactor (which compiles
@@ -92,49 +97,6 @@ func ReadOnly() Option {
 		// secret finds it by its stored, redacted form (StoredKey).
 		s.readOnly = true
 	}
-}
-
-// OpenReader opens the ledger at path for a command that only reads. A
-// ledger that exists at the current schema is opened read-only, so that
-// reading works where writing cannot (and never writes by mistake); one
-// that needs migrating is opened as Open does (which says so in one line
-// when it cannot write). One that does not exist is a *NoLedgerError:
-// reading creates nothing.
-//
-// Read-only first tries mode=ro, which sees what other processes commit,
-// WAL included. Where SQLite cannot keep its shared-memory file beside
-// the database, it reads the file as immutable; a WAL left beside it
-// (a writer that has not checkpointed) is then not seen, and Stale says
-// so.
-func OpenReader(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("open database: no path")
-	}
-	if IsURL(path) {
-		return Open(ctx, path, append(opts, ReadOnly())...)
-	}
-	if err := checkFile(path); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, &NoLedgerError{Path: path}
-	}
-	s := &Store{path: path, d: sqliteDialect{path: path}, readOnly: true, redactor: secrets.New()} // for StoredKey (see ReadOnly)
-	for _, o := range opts {
-		o(s)
-	}
-	have, want, err := s.connectReadOnly(ctx)
-	switch {
-	case err != nil:
-		return nil, notADatabase(path, err)
-	case have == want:
-		return s, nil
-	case have > want:
-		s.Close()
-		return nil, newerSchema(path, have, want)
-	}
-	s.Close()
-	return Open(ctx, path, opts...)
 }
 
 // openReadOnly opens s's database for a store made with ReadOnly: it must
@@ -201,7 +163,7 @@ func (s *Store) connectReadOnlyMode(ctx context.Context, immutable bool) (int64,
 	return have, nil
 }
 
-// ReadOnly tells whether the store was opened read-only (ReadOnly, OpenReader).
+// ReadOnly tells whether the store was opened read-only (the ReadOnly option).
 func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Stale tells whether a read-only store could not read the WAL beside the

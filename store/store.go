@@ -26,7 +26,7 @@ type Store struct {
 	// (WithoutRedaction) stores text as it comes. It compiles its rules at
 	// its first scan, so a store that only reads never does.
 	redactor *secrets.Redactor
-	// readOnly stores refuse every write (ReadOnly, OpenReader); stale
+	// readOnly stores refuse every write (the ReadOnly option); stale
 	// when it could not read the WAL.
 	readOnly, stale bool
 	// d is the backend's dialect, chosen at Open.

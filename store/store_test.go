@@ -162,7 +162,7 @@ func TestSchemaVersionMark(t *testing.T) {
 	if got, _ := s.SchemaVersion(ctx); got != want {
 		t.Errorf("SchemaVersion without the mark = %d, want goose's %d", got, want)
 	}
-	r, err := OpenReader(ctx, path)
+	r, err := Open(ctx, path, ReadOnly())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,9 +295,9 @@ func TestOpenNewerSchemaFails(t *testing.T) {
 	if _, err := s.db.Exec(`PRAGMA user_version = 9999`); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := OpenReader(ctx, s.Path()); err == nil {
+	if r, err := Open(ctx, s.Path(), ReadOnly()); err == nil {
 		r.Close()
-		t.Fatal("OpenReader of a newer schema succeeded, want an error")
+		t.Fatal("a read-only Open of a newer schema succeeded, want an error")
 	}
 }
 

@@ -53,27 +53,56 @@ type App struct {
 	cpuProfile string
 	noRedact   bool
 	engine     *engine.Engine
-	// reader is set by commands that only read: they open the ledger
-	// read-only (store.OpenReader), and so work on one they cannot write.
-	reader bool
-	// readFallback is set by commands that write when they can, and still
-	// do their reading part when they cannot (a hook: SessionStart injects
-	// context from a ledger it cannot write).
-	readFallback bool
+	// mode is how the running command opens the ledger: its entry in
+	// ledgerModes, set before it runs.
+	mode engine.Mode
 	// hookTimeScale is the engine's HookTimeScale, and multiplies the
 	// status line's waits: a test's, never a user's (0: the budgets as
 	// promised).
 	hookTimeScale float64
-	// inspector is set by doctor: it opens a ledger read-write when it
-	// can (FTS5's own integrity check writes), read-only when it cannot,
-	// and, as a reader, never creates one.
-	inspector bool
 }
 
-// reads says the command only reads the ledger: it opens it read-only,
-// and a ledger that is not there is an error (*store.NoLedgerError), not
-// a new empty one.
-func (a *App) reads() { a.reader = true }
+// noLedger is the mode of a command that never opens the ledger.
+const noLedger engine.Mode = 0
+
+// ledgerModes is what each command does with the ledger, by its path: the
+// one place that says it. A command that only reads opens the ledger
+// read-only, and a ledger that is not there is an error
+// (*store.NoLedgerError), not a new empty one; a hook and the MCP server
+// write when they can and still read a ledger they cannot write; doctor
+// does too, creating nothing. Every command that runs is here
+// (TestLedgerModes).
+var ledgerModes = map[string]engine.Mode{
+	"ledger init":            engine.Write,
+	"ledger version":         engine.Read,
+	"ledger ingest":          engine.Write,
+	"ledger sessions":        engine.Read,
+	"ledger audit":           engine.Read,
+	"ledger search":          engine.Read,
+	"ledger compact":         engine.Write,
+	"ledger handoff":         engine.Read, // handoff SESSION --to AGENT
+	"ledger handoff list":    engine.Read,
+	"ledger handoff show":    engine.Read,
+	"ledger note":            engine.Write,
+	"ledger meter":           engine.Read,
+	"ledger resume":          engine.Read,
+	"ledger forget":          engine.Write,
+	"ledger pause":           engine.Write,
+	"ledger unpause":         engine.Write,
+	"ledger export":          engine.Write,
+	"ledger doctor":          engine.Inspect,
+	"ledger redact":          engine.Write,
+	"ledger hooks install":   noLedger,
+	"ledger hooks uninstall": noLedger,
+	"ledger hooks log":       engine.Read,
+	"ledger statusline":      engine.Read,
+	"ledger hook":            engine.WriteOrRead,
+	"ledger mcp":             engine.WriteOrRead,
+	"ledger mcp install":     noLedger,
+	"ledger mcp uninstall":   noLedger,
+	"ledger serve":           engine.Read,
+	"ledger sync":            engine.Write,
+}
 
 // lessGC is for a command that reads a bounded amount and exits (resume,
 // search): Go's collector then waits until the heap has grown five times
@@ -134,25 +163,16 @@ func checkDB(name, db string) error {
 	return nil
 }
 
-// serverOptions are the options a store on a PostgreSQL server needs
-// (none for a SQLite file): where its files go on this machine (beside
-// the SQLite ledger this machine would use) and this machine's name
-// ($LEDGER_HOST, else the system's).
-func (a *App) serverOptions(db string) []store.Option {
-	if !store.IsURL(db) {
-		return nil
-	}
+// localPath is the SQLite ledger this machine would use ($LEDGER_DB
+// aside): where a team ledger's files go on this machine.
+func (a *App) localPath() string {
 	local, _ := engine.DBPath(func(k string) string {
 		if k == "LEDGER_DB" {
 			return ""
 		}
 		return a.Getenv(k)
 	})
-	opts := []store.Option{store.WithLocalPath(local)}
-	if h := a.Getenv("LEDGER_HOST"); h != "" {
-		opts = append(opts, store.WithHost(h))
-	}
-	return opts
+	return local
 }
 
 // home is $HOME, else the system's idea of the user's home folder.
@@ -163,54 +183,28 @@ func (a *App) home() (string, error) {
 	return os.UserHomeDir()
 }
 
-// Engine is the engine every command works through, made on first use; it
-// opens (and migrates) the database when a command first needs it.
+// Engine is the engine every command works through, made on first use in
+// the command's mode (ledgerModes); it opens (and, writing, creates and
+// migrates) the database when a command first needs it.
 func (a *App) Engine() *engine.Engine {
 	if a.engine == nil {
 		home, _ := a.home()
-		a.engine = engine.New(a.openStore, engine.Options{Home: home, Now: a.Now, HookTimeScale: a.hookTimeScale})
+		db, err := a.DBPath()
+		e, oerr := engine.Open(engine.Config{DB: db, DBError: err, Mode: a.mode, Home: home, Now: a.Now,
+			Host: a.Getenv("LEDGER_HOST"), Local: a.localPath(), NoRedact: a.noRedact, Warn: a.Stderr,
+			HookTimeScale: a.hookTimeScale})
+		if oerr != nil {
+			// A command that opens the ledger without saying how (its
+			// entry in ledgerModes): a bug, which every test of it shows.
+			panic(fmt.Sprintf("ledger: %v (a command missing from ledgerModes?)", oerr))
+		}
+		a.engine = e
 	}
 	return a.engine
 }
 
 // Store opens the database on first use.
 func (a *App) Store(ctx context.Context) (*store.Store, error) { return a.Engine().Store(ctx) }
-
-func (a *App) openStore(ctx context.Context) (*store.Store, error) {
-	path, err := a.DBPath()
-	if err != nil {
-		return nil, err
-	}
-	opts := a.serverOptions(path)
-	if a.noRedact {
-		opts = append(opts, store.WithoutRedaction())
-	}
-	if a.inspector {
-		if !store.Exists(path) {
-			return nil, &store.NoLedgerError{Path: path}
-		}
-		s, err := store.Open(ctx, path, opts...)
-		if !errors.As(err, new(*store.ReadOnlyError)) {
-			return s, err
-		}
-		return store.OpenReader(ctx, path, opts...)
-	}
-	if a.readFallback {
-		s, err := store.Open(ctx, path, opts...)
-		if engine.Kind(err) != engine.ErrReadOnly {
-			return s, err
-		}
-		return store.OpenReader(ctx, path, opts...)
-	}
-	if a.reader {
-		s, err := store.OpenReader(ctx, path, opts...)
-		if err == nil && s.Stale() {
-			fmt.Fprintf(a.Stderr, "ledger: warning: %s-wal cannot be read from here: what was written since its last checkpoint is not shown\n", path)
-		}
-		return s, err
-	}
-	return store.Open(ctx, path, opts...)
-}
 
 func (a *App) close() {
 	if a.engine != nil {
@@ -335,6 +329,7 @@ sequences) are shown escaped, as \u001b; pipes and files get them as they are.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			app.mode = ledgerModes[cmd.CommandPath()]
 			// A bad --db is refused before a command uses it, or writes it
 			// into an agent's configuration (install); the hook and the
 			// status line find out when they open it, and fail open.

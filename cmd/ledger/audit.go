@@ -64,7 +64,6 @@ the summary and the handoff carried; the human output ends with the totals.`,
 }
 
 func runAudit(ctx context.Context, app *App, opts *auditOptions) error {
-	app.reads()
 	if opts.Loss {
 		if opts.Since != "" {
 			return usagef("--loss reports every compaction of the session: --since does not apply")

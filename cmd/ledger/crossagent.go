@@ -70,7 +70,6 @@ in the session's project with its handoff as the first prompt ('ledger resume
 }
 
 func runHandoffTo(ctx context.Context, app *App, opts *handoffToOptions, arg string) error {
-	app.reads()
 	_, sess, err := app.Engine().Session(ctx, arg)
 	if err != nil {
 		return err

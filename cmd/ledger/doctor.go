@@ -47,9 +47,6 @@ database's size and the segments of each full-text index.`,
 }
 
 func runDoctor(ctx context.Context, app *App, opts *doctorOptions) error {
-	// Read-write where it can be, so that FTS5's own integrity-check (a
-	// write) runs; read-only only on a ledger this user cannot write.
-	app.inspector = true
 	h, err := app.Engine().Doctor(ctx, opts.Rebuild)
 	if err != nil && !errors.As(err, new(*store.NoLedgerError)) {
 		return err

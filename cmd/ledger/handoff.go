@@ -59,7 +59,6 @@ func newHandoffCmd(app *App) *cobra.Command {
 }
 
 func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
-	app.reads()
 	docs, err := app.Engine().Handoffs(ctx, opts.Arg, opts.Limit)
 	if err != nil {
 		return err
@@ -80,7 +79,6 @@ func runHandoffList(ctx context.Context, app *App, opts *handoffOptions) error {
 }
 
 func runHandoffShow(ctx context.Context, app *App, opts *handoffOptions) error {
-	app.reads()
 	d, err := app.Engine().FindHandoff(ctx, opts.Arg)
 	if err != nil {
 		return err

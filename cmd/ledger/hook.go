@@ -94,7 +94,6 @@ after the handoff is safely written.`,
 // failing open) and reports it: its output on stdout, a warning on
 // stderr, and clear mode's block as the error that exits 2.
 func runHook(ctx context.Context, app *App, opts *hookOptions) error {
-	app.readFallback = true
 	o := engine.HookOptions{Agent: opts.Agent, Event: opts.Event, Mode: opts.Mode, Startup: opts.Startup,
 		Entrypoint: app.Getenv("CLAUDE_CODE_ENTRYPOINT"), Ledger: ledgerCommand(app),
 		StateDir: app.Getenv("XDG_STATE_HOME")}

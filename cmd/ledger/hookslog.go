@@ -50,7 +50,6 @@ once is in the hook log file instead ($XDG_STATE_HOME/ledger/hook.log).`,
 }
 
 func runHooksLog(ctx context.Context, app *App, opts *hooksLogOptions) error {
-	app.reads()
 	f := store.ReceiptFilter{SessionID: opts.Session, Limit: opts.Limit}
 	if opts.Since > 0 {
 		f.Since = app.now().Add(-opts.Since)

@@ -10,7 +10,6 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/agentconfig"
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/cmd/internal/mcpserver"
-	"github.com/agentledger/ledger/store"
 )
 
 type mcpOptions struct {
@@ -32,9 +31,9 @@ Every result is capped at --max-chars characters (text and structured JSON
 each); longer ones come in pages, with a cursor to call again with. What the
 tools return from the ledger is fenced as recorded data, never instructions.
 
-The server reads through a read-only connection. It writes two things only:
-what is new in a session's transcripts, ingested before it answers about that
-session, and the notes the note tool records.
+The server writes two things only: what is new in a session's transcripts,
+ingested before it answers about that session, and the notes the note tool
+records. On a ledger it cannot write, its tools answer from it as it is.
 
 The project of a call without one is $CLAUDE_PROJECT_DIR, else the folder the
 server was started in.`,
@@ -64,21 +63,12 @@ func runMCP(ctx context.Context, app *App, opts *mcpOptions) error {
 			project = wd
 		}
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Writer: app.Engine(), OpenReader: app.openReadOnlyStore,
+	srv, err := mcpserver.New(mcpserver.Config{Engine: app.Engine(),
 		Project: project, Version: buildVersion(), MaxChars: opts.MaxChars, Log: app.Stderr})
 	if err != nil {
 		return err
 	}
 	return srv.Run(ctx, mcpserver.Stdio(app.Stdin, app.Stdout, app.Stderr))
-}
-
-// openReadOnlyStore opens the database so that SQLite refuses every write.
-func (a *App) openReadOnlyStore(ctx context.Context) (*store.Store, error) {
-	path, err := a.DBPath()
-	if err != nil {
-		return nil, err
-	}
-	return store.Open(ctx, path, append(a.serverOptions(path), store.ReadOnly())...)
 }
 
 type mcpInstallOptions struct {

@@ -51,7 +51,6 @@ every API response in the transcript, beside the chars/4 baseline.`,
 }
 
 func runMeter(ctx context.Context, app *App, opts *meterOptions) error {
-	app.reads()
 	if opts.Accuracy {
 		a, err := app.Engine().MeterAccuracy(ctx, opts.Target)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
-	"github.com/agentledger/ledger/store"
 )
 
 type resumeOptions struct {
@@ -66,7 +65,6 @@ Code cuts anything longer to a preview).`,
 }
 
 func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
-	app.reads()
 	defer lessGC()()
 	req := engine.ResumeRequest{Session: opts.Session, Project: opts.Project, Budget: opts.Budget}
 	if req.Session == "" && req.Project == "" {
@@ -86,7 +84,7 @@ func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
 	if err != nil {
 		return err
 	}
-	defer app.storeUnsaved(ctx, r.Unsaved)
+	defer app.Engine().KeepResumeState(ctx, r.Unsaved)
 	switch opts.Format {
 	case "json":
 		return writeJSON(app.Stdout, r.Doc())
@@ -95,29 +93,4 @@ func runResume(ctx context.Context, app *App, opts *resumeOptions) error {
 	}
 	fmt.Fprint(app.Stdout, r.Markdown)
 	return nil
-}
-
-// storeUnsaved stores, once the context is printed, the resume state a
-// resume extracted on the read-only ledger it opened (an ingest leaves an
-// older session's to its first resume), when this user can write the
-// ledger: so that the next resume reads it instead of extracting again.
-// Best effort: nothing is said when it cannot.
-func (a *App) storeUnsaved(ctx context.Context, rs *store.ResumeState) {
-	if rs == nil {
-		return
-	}
-	path, err := a.DBPath()
-	if err != nil || store.IsURL(path) {
-		return
-	}
-	opts := a.serverOptions(path)
-	if a.noRedact {
-		opts = append(opts, store.WithoutRedaction())
-	}
-	w, err := store.Open(ctx, path, opts...)
-	if err != nil {
-		return // a ledger this user cannot write: it stays read
-	}
-	defer w.Close()
-	_ = engine.SaveResumeState(ctx, w, *rs)
 }

@@ -81,12 +81,11 @@ func TestResumeBudgetEverySize(t *testing.T) {
 	if r := runCmd(t, home, "", "--db", db, "compact", "258c7280", "--budget", "4000"); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
-	s, err := store.Open(ctx, db)
+	e, err := engine.Open(engine.Config{DB: db, Mode: engine.Read})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	e := engine.New(func(context.Context) (*store.Store, error) { return s, nil }, engine.Options{})
+	defer e.Close()
 	count := compact.DefaultEstimator().Tokens
 	for _, id := range []string{"258c7280-ae70-4798-800f-63464d01a85d", sampleSession} {
 		full, err := e.Resume(ctx, engine.ResumeRequest{Session: id, Budget: 100_000})

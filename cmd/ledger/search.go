@@ -87,7 +87,6 @@ error: stray quotes, AND, NEAR(, *, ) search for something or nothing.`,
 }
 
 func runSearch(ctx context.Context, app *App, opts *searchOptions) error {
-	app.reads()
 	defer lessGC()()
 	req := engine.SearchRequest{Text: opts.Query, Session: opts.Session}
 	req.Limit, req.Project = opts.Limit, opts.Project

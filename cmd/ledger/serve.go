@@ -13,9 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/cmd/internal/web"
-	"github.com/agentledger/ledger/store"
 )
 
 type serveOptions struct {
@@ -66,11 +64,7 @@ func runServe(ctx context.Context, app *App, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	e := engine.New(func(ctx context.Context) (*store.Store, error) {
-		return store.Open(ctx, path, append(app.serverOptions(path), store.ReadOnly())...)
-	}, engine.Options{})
-	defer e.Close()
-	srv, err := web.New(ctx, e, web.Options{AllowRemote: opts.AllowRemote})
+	srv, err := web.New(ctx, app.Engine(), web.Options{AllowRemote: opts.AllowRemote})
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,6 @@ for none).`,
 }
 
 func runSessions(ctx context.Context, app *App, opts *sessionsOptions) error {
-	app.reads()
 	list, err := app.Engine().SessionsOf(ctx, store.SessionFilter{Project: opts.Project, Host: opts.Host, Source: opts.Agent, Limit: opts.Limit})
 	if err != nil {
 		return err

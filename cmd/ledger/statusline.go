@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -69,9 +66,9 @@ func runStatusline(ctx context.Context, app *App, opts *statuslineOptions) {
 	} else {
 		chained <- ""
 	}
-	line := engine.StatusFallback
+	line, late := engine.StatusFallback, false
 	if raw != nil {
-		line = statusWithin(ctx, app, raw)
+		line, late = statusWithin(ctx, app, raw)
 	}
 	if prev := strings.TrimRight(<-chained, "\n"); prev != "" {
 		if strings.Contains(prev, "\n") {
@@ -81,7 +78,7 @@ func runStatusline(ctx context.Context, app *App, opts *statuslineOptions) {
 		}
 	}
 	fmt.Fprintln(app.Stdout, line)
-	if raw != nil {
+	if raw != nil && !late {
 		learnStatusWindow(ctx, app, raw)
 	}
 }
@@ -92,34 +89,19 @@ const statusLearnWait = time.Second
 
 // learnStatusWindow records the model's window the status-line input
 // states for its session (context_window.context_window_size) when the
-// ledger holds another: Claude Code states it nowhere else ledger reads,
-// and the hooks tell the agent its context is filling only against a
-// window the agent stated. A ledger not there yet is not created, and a
-// session it does not hold yet is left for a later status line.
+// ledger holds another (engine.LearnWindow): Claude Code states it nowhere
+// else ledger reads, and the hooks tell the agent its context is filling
+// only against a window the agent stated. A ledger not there yet is not
+// created, and a session it does not hold yet is left for a later status
+// line.
 func learnStatusWindow(ctx context.Context, app *App, raw []byte) {
 	session, tokens := engine.StatusWindow(raw)
 	if session == "" || tokens <= 0 {
 		return
 	}
-	path, err := app.DBPath()
-	if err != nil {
-		return
-	}
-	if _, err := os.Stat(path); err != nil && !store.IsURL(path) {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, app.scaled(statusLearnWait))
 	defer cancel()
-	read := engine.New(app.openStore, engine.Options{})
-	defer read.Close()
-	if have, err := read.WindowOnRecord(ctx, session); err != nil || have == tokens {
-		return
-	}
-	write := engine.New(func(ctx context.Context) (*store.Store, error) {
-		return store.Open(ctx, path, app.serverOptions(path)...)
-	}, engine.Options{})
-	defer write.Close()
-	write.LearnWindow(store.WithLockDeadline(ctx, time.Now().Add(app.scaled(statusLearnWait/2))), session, tokens)
+	app.Engine().LearnWindow(store.WithLockDeadline(ctx, time.Now().Add(app.scaled(statusLearnWait/2))), session, tokens)
 }
 
 // readStatusInput is the status-line JSON, nil when none came within
@@ -142,32 +124,23 @@ func readStatusInput(r io.Reader, wait time.Duration) []byte {
 }
 
 // statusWithin is the engine's status line, the ledger's part (the
-// handoff's age) given statusLedgerWait at most; a ledger not there yet is
-// not created.
-func statusWithin(ctx context.Context, app *App, raw []byte) string {
-	app.reads()
-	withLedger := false
-	if path, err := app.DBPath(); err == nil {
-		_, err := os.Stat(path)
-		withLedger = !errors.Is(err, fs.ErrNotExist)
-	}
-	noLedger := app.Engine().StatusLine(ctx, raw, app.Getenv, false)
-	if !withLedger {
-		return noLedger
-	}
+// handoff's age) given statusLedgerWait at most (late says it was not
+// ready then); a ledger not there yet is not created (the status line
+// reads, ledgerModes).
+func statusWithin(ctx context.Context, app *App, raw []byte) (line string, late bool) {
+	eng := app.Engine()
+	noLedger := eng.StatusLine(ctx, raw, app.Getenv, false)
 	ctx, cancel := context.WithTimeout(ctx, app.scaled(statusLedgerWait))
 	defer cancel()
-	// An engine of its own: one that is late is left to the process's exit
-	// rather than closed (which would wait for it).
-	eng := engine.New(app.openStore, engine.Options{})
 	ch := make(chan string, 1)
 	go func() { ch <- eng.StatusLine(ctx, raw, app.Getenv, true) }()
 	select {
 	case s := <-ch:
-		eng.Close()
-		return s
+		return s, false
 	case <-ctx.Done():
-		return noLedger
+		// Left to the process's exit rather than waited for.
+		eng.Abandon()
+		return noLedger, true
 	}
 }
 

@@ -47,9 +47,7 @@ others are pushed all the same; the next sync tries it again.`,
 }
 
 func runSync(ctx context.Context, app *App, opts *syncOptions) error {
-	res, err := app.Engine().Sync(ctx, func(ctx context.Context) (*store.Store, error) {
-		return store.Open(ctx, opts.To, app.serverOptions(opts.To)...)
-	})
+	res, err := app.Engine().Sync(ctx, opts.To)
 	// A push that failed for some sessions still reports what it sent.
 	if err != nil && !errors.As(err, new(*store.PushError)) {
 		return err

@@ -46,7 +46,6 @@ func newVersionCmd(app *App) *cobra.Command {
 }
 
 func runVersion(ctx context.Context, app *App, opts *versionOptions) error {
-	app.reads()
 	v, err := app.Engine().Versions(ctx, buildVersion())
 	var none *store.NoLedgerError
 	if errors.As(err, &none) {

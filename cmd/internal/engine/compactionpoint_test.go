@@ -74,6 +74,7 @@ func TestPreCompactOncePerTranscriptPoint(t *testing.T) {
 	e, st := openEngine(t)
 	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return now }
+	e.hookScale = 60 // what the hook does, not its budget: room under -race on a loaded machine
 	const session = "5b3e9c1a-7d24-4f6e-b0a8-2c91e4d7f3a6"
 	dir := t.TempDir()
 	path := filepath.Join(dir, session+".jsonl")

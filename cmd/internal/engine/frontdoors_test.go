@@ -87,7 +87,7 @@ func TestExportEveryWay(t *testing.T) {
 func TestStatusLineFromTheLedger(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e, _, home := hookEngine(t)
+	e, s, home := hookEngine(t)
 	ingestSample(t, e, home)
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "statusline", "current.json"))
 	if err != nil {
@@ -101,7 +101,8 @@ func TestStatusLineFromTheLedger(t *testing.T) {
 	if _, err := e.WriteHandoff(ctx, sampleID, HandoffRequest{Trigger: "manual", Source: "cli"}); err != nil {
 		t.Fatal(err)
 	}
-	later := *e
+	later := engineOf(s)
+	later.home = home
 	later.now = func() time.Time { return e.now().Add(5 * time.Minute) }
 	if line := later.StatusLine(ctx, raw, getenv, true); !strings.Contains(line, "· handoff 5m ago") || strings.Contains(line, "due") {
 		t.Errorf("five minutes after the handoff: %q", line)

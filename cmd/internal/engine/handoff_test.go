@@ -153,7 +153,7 @@ func TestHandoffsOfOneSecondKeepTheirFiles(t *testing.T) {
 	}
 	defer s.Close()
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	e := New(func(context.Context) (*store.Store, error) { return s, nil }, Options{Now: func() time.Time { return at }})
+	e := newEngine(Config{DB: s.Path(), Mode: Write, Now: func() time.Time { return at }}, func(context.Context) (*store.Store, error) { return s, nil })
 	if _, err := e.Ingest(ctx, []string{tr}, IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // engineOf is an engine over an open store.
 func engineOf(s *store.Store) *Engine {
-	return New(func(context.Context) (*store.Store, error) { return s, nil }, Options{})
+	return newEngine(Config{DB: s.Path(), Mode: Write}, func(context.Context) (*store.Store, error) { return s, nil })
 }
 
 // openEngine is an engine over a new ledger in a temporary folder.

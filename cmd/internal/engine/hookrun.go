@@ -102,7 +102,7 @@ func (e *Engine) RunHook(ctx context.Context, stdin io.Reader, o HookOptions) Ho
 		}
 		return e.hookEnd(ctx, o, in, start, hard, r)
 	case <-timer.C:
-		e.abandoned = true
+		e.Abandon()
 		r := hookResult{outcome: store.OutcomeTimeout,
 			detail: fmt.Sprintf("the budget of %v ran out with the work unfinished: left for the next event", budget)}
 		return e.hookEnd(ctx, o, in, start, hard, r)
@@ -168,11 +168,10 @@ func (e *Engine) writeReceipt(ctx context.Context, stateDir string, r store.Hook
 	defer cancel()
 	// After an abandoned run the work may still use the store: only the
 	// log then.
-	if !e.abandoned && e.st == nil {
+	if !e.abandoned.Load() && e.Opened() == nil {
 		e.Store(rctx) // a run that failed before it opened the ledger
 	}
-	if !e.abandoned && e.st != nil && !e.st.ReadOnly() {
-		st := e.st
+	if st := e.Opened(); !e.abandoned.Load() && st != nil && !st.ReadOnly() {
 		by := time.Now().Add(e.scaled(hookReceiptWait))
 		if by.After(hard) {
 			by = hard
@@ -296,8 +295,8 @@ func skipPartialLine(f *os.File) (io.Reader, int64, error) {
 // by the store's rules (a receipt's detail, an error quoting a path or a
 // line); by the default rules when the store could not be opened.
 func (e *Engine) redactLine(line string) string {
-	if e.st != nil {
-		return e.st.RedactText(line)
+	if st := e.Opened(); st != nil {
+		return st.RedactText(line)
 	}
 	return store.RedactText(line)
 }

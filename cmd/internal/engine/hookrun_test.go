@@ -23,8 +23,8 @@ func hookEngine(t *testing.T) (*Engine, *store.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	e := New(func(context.Context) (*store.Store, error) { return s, nil },
-		Options{Home: home, Now: func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) }})
+	e := newEngine(Config{DB: s.Path(), Mode: Write, Home: home, Now: func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) }},
+		func(context.Context) (*store.Store, error) { return s, nil })
 	return e, s, home
 }
 

@@ -185,16 +185,23 @@ func ReadTranscriptFile(ctx context.Context, path string) (SessionView, error) {
 // LearnWindow records the window the agent stated for a session (Claude
 // Code's status line: context_window.context_window_size), so that the
 // hooks measure its context against it. It does nothing for a session the
-// ledger does not hold yet (the next status line tells it again).
+// ledger does not hold yet (the next status line tells it again), and
+// writes only when the ledger holds another window: an engine that reads
+// (the status line's) opens the ledger to write then, and a ledger it
+// cannot write keeps what it holds.
 func (e *Engine) LearnWindow(ctx context.Context, session string, tokens int64) error {
 	if session == "" || tokens <= 0 {
 		return nil
 	}
-	st, err := e.Store(ctx)
+	if have, err := e.WindowOnRecord(ctx, session); err != nil || have == tokens {
+		return err
+	}
+	w, done, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}
-	return st.SetContextWindow(ctx, session, tokens)
+	defer done()
+	return w.SetContextWindow(ctx, session, tokens)
 }
 
 // loadSession reads a session from the ledger.

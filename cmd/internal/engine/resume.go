@@ -165,13 +165,32 @@ func (e *Engine) resumeDoc(ctx context.Context, st *store.Store, sess store.Sess
 	if st.ReadOnly() {
 		return doc, state, nil
 	}
-	_ = SaveResumeState(ctx, st, *state)
+	_ = saveResumeState(ctx, st, *state)
 	return doc, nil, nil
 }
 
-// SaveResumeState stores a resume state a resume extracted, waiting at
+// KeepResumeState stores, once the context is printed, the resume state a
+// resume extracted on the read-only ledger it opened (Resume.Unsaved; an
+// ingest leaves an older session's to its first resume), when this
+// process can write the ledger: so that the next resume reads it instead
+// of extracting again. Best effort, and never a wait past resumeSaveWait
+// for the lock: nothing is said when it cannot, and a ledger this process
+// cannot write (or one on a server) stays as it is.
+func (e *Engine) KeepResumeState(ctx context.Context, rs *store.ResumeState) {
+	if rs == nil {
+		return
+	}
+	w, done, err := e.writer(ctx)
+	if err != nil {
+		return
+	}
+	defer done()
+	_ = saveResumeState(ctx, w, *rs)
+}
+
+// saveResumeState stores a resume state a resume extracted, waiting at
 // most resumeSaveWait for another writer's lock.
-func SaveResumeState(ctx context.Context, st *store.Store, rs store.ResumeState) error {
+func saveResumeState(ctx context.Context, st *store.Store, rs store.ResumeState) error {
 	return st.SaveResumeStates(store.WithLockDeadline(ctx, time.Now().Add(resumeSaveWait)), []store.ResumeState{rs})
 }
 

@@ -21,6 +21,7 @@ func TestSessionStartReceiptSaysItInjected(t *testing.T) {
 	e, _ := openEngine(t)
 	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return now }
+	e.hookScale = 60 // what the hook does, not its budget: room under -race on a loaded machine
 	const session = "9b8929b7-4a00-4eff-b029-ea2349a5b756"
 	dir := t.TempDir()
 	path := filepath.Join(dir, session+".jsonl")
@@ -52,6 +53,7 @@ func TestPreCompactReceiptSaysItWroteTheHandoff(t *testing.T) {
 	e, _ := openEngine(t)
 	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return now }
+	e.hookScale = 60 // what the hook does, not its budget: room under -race on a loaded machine
 	const session = "80ba58df-656b-4528-8280-f9ed94832659"
 	dir := t.TempDir()
 	path := filepath.Join(dir, session+".jsonl")

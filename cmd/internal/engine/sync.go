@@ -15,11 +15,15 @@ type SyncResult struct {
 	Failed []store.PushFailure `json:"failed"`
 }
 
-// Sync pushes this machine's SQLite ledger to the PostgreSQL ledger that
-// open opens: what is new since the last sync of this ledger (its host and
-// file name it on the server), each session in one transaction of the
-// server, its secrets redacted with this ledger's rules before they leave.
-func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.Store, error)) (SyncResult, error) {
+// Sync pushes this machine's SQLite ledger to the PostgreSQL ledger at the
+// URL to (created and migrated there if new): what is new since the last
+// sync of this ledger (its host and file name it on the server), each
+// session in one transaction of the server, its secrets redacted with this
+// ledger's rules before they leave.
+func (e *Engine) Sync(ctx context.Context, to string) (SyncResult, error) {
+	if !store.IsURL(to) {
+		return SyncResult{}, invalidf("sync pushes to a team ledger on PostgreSQL: %q is not a postgres:// URL", to)
+	}
 	st, err := e.Store(ctx)
 	if err != nil {
 		return SyncResult{}, err
@@ -27,7 +31,7 @@ func (e *Engine) Sync(ctx context.Context, open func(context.Context) (*store.St
 	if st.Shared() {
 		return SyncResult{}, invalidf("sync pushes a local SQLite ledger to a server: --db is a server already")
 	}
-	dst, err := open(ctx)
+	dst, err := openStore(ctx, Config{DB: to, Host: e.cfg.Host, Local: e.cfg.Local}, Write)
 	if err != nil {
 		return SyncResult{}, err
 	}

@@ -22,11 +22,8 @@ import (
 func TestToolErrorByKind(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ledger.db")
-	open := func(opts ...store.Option) func(context.Context) (*store.Store, error) {
-		return func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, db, opts...) }
-	}
 	logs := &strings.Builder{}
-	srv, err := New(Config{Writer: engine.New(open(), engine.Options{}), OpenReader: open(store.ReadOnly()), Project: sampleProject, Log: logs})
+	srv, err := New(Config{Engine: openEngine(t, engine.Config{DB: db}), Project: sampleProject, Log: logs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
-	"github.com/agentledger/ledger/store"
 )
 
 // injection is what a hostile transcript puts in a session id, a message
@@ -74,15 +73,11 @@ func TestRecordedTextStaysInTheFence(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	open := func(opts ...store.Option) func(context.Context) (*store.Store, error) {
-		return func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, db, opts...) }
-	}
-	writer := engine.New(open(), engine.Options{})
-	t.Cleanup(func() { writer.Close() })
+	writer := openEngine(t, engine.Config{DB: db})
 	if _, err := writer.Ingest(ctx, paths, engine.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Writer: writer, OpenReader: open(store.ReadOnly()), Project: sampleProject, Version: "test", Log: &strings.Builder{}})
+	srv, err := New(Config{Engine: writer, Project: sampleProject, Version: "test", Log: &strings.Builder{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (s *Server) search(ctx context.Context, in SearchIn) (string, SearchOut, er
 	req.Project = in.Project
 	limit := req.Limit
 	req.Limit++ // one more tells whether the limit cut the hits short
-	res, err := s.read.Search(ctx, req)
+	res, err := s.eng.Search(ctx, req)
 	if err != nil {
 		return "", SearchOut{}, err
 	}
@@ -117,11 +117,11 @@ func (s *Server) sessions(ctx context.Context, in SessionsIn) (string, SessionsO
 	if project != "" {
 		project = engine.AbsPath(project)
 	}
-	list, err := s.read.SessionsOf(ctx, store.SessionFilter{Project: project, Limit: limit, Offset: offset})
+	list, err := s.eng.SessionsOf(ctx, store.SessionFilter{Project: project, Limit: limit, Offset: offset})
 	if err != nil {
 		return "", SessionsOut{}, err
 	}
-	total, err := s.read.CountSessions(ctx, in.Project)
+	total, err := s.eng.CountSessions(ctx, in.Project)
 	if err != nil {
 		return "", SessionsOut{}, err
 	}
@@ -176,7 +176,7 @@ func (s *Server) resume(ctx context.Context, in ResumeIn) (string, ResumeOut, er
 	// once more if escaping took it over.
 	room := s.max - chars(warn) - jsonLen(ResumeOut{notice, engine.ResumeDoc{Session: sess.ID, HandoffID: new(int64)}}) - 16
 	for try := 0; ; try++ {
-		r, err := s.read.Resume(ctx, engine.ResumeRequest{Session: sess.ID, Budget: budget, MaxChars: room})
+		r, err := s.eng.Resume(ctx, engine.ResumeRequest{Session: sess.ID, Budget: budget, MaxChars: room})
 		if err != nil {
 			return "", ResumeOut{}, err
 		}
@@ -252,7 +252,7 @@ func (s *Server) handoff(ctx context.Context, in HandoffIn) (string, HandoffOut,
 	if paging {
 		// The rest of the very handoff the first page was of, even if a
 		// newer one was written since.
-		if d, err = s.read.FindHandoff(ctx, strconv.FormatInt(cur.id, 10)); err != nil || d.ID != cur.id {
+		if d, err = s.eng.FindHandoff(ctx, strconv.FormatInt(cur.id, 10)); err != nil || d.ID != cur.id {
 			return "", HandoffOut{}, usageErrorf("handoff %d of this cursor is no longer in the ledger: call handoff without cursor for the latest", cur.id)
 		}
 	} else {
@@ -261,7 +261,7 @@ func (s *Server) handoff(ctx context.Context, in HandoffIn) (string, HandoffOut,
 			return "", HandoffOut{}, err
 		}
 		warn = w
-		if d, err = s.read.FindHandoff(ctx, sess.ID); errors.Is(err, engine.ErrNotFound) {
+		if d, err = s.eng.FindHandoff(ctx, sess.ID); errors.Is(err, engine.ErrNotFound) {
 			return "", HandoffOut{}, usageErrorf("%s has no handoff yet: one is written by `ledger compact`, or before each compaction when ledger's hooks are installed. The resume tool extracts one from its latest messages now.", sessionName(sess.ID, in.Session))
 		} else if err != nil {
 			return "", HandoffOut{}, err
@@ -350,7 +350,7 @@ func (s *Server) audit(ctx context.Context, in AuditIn) (string, AuditOut, error
 	} else {
 		warn = s.freshen(ctx, "")
 	}
-	rows, err := s.read.Audit(ctx, id, since)
+	rows, err := s.eng.Audit(ctx, id, since)
 	if err != nil {
 		return "", AuditOut{}, err
 	}
@@ -398,7 +398,7 @@ func (s *Server) meter(ctx context.Context, in MeterIn) (string, MeterOut, error
 	if err != nil {
 		return "", MeterOut{}, err
 	}
-	m, err := s.read.Meter(ctx, sess.ID, engine.MeterOptions{})
+	m, err := s.eng.Meter(ctx, sess.ID, engine.MeterOptions{})
 	if err != nil {
 		return "", MeterOut{}, err
 	}
@@ -453,7 +453,7 @@ func (s *Server) note(ctx context.Context, in NoteIn) (string, NoteOut, error) {
 	if err != nil {
 		return "", NoteOut{}, err
 	}
-	n, err := s.write.Note(ctx, engine.NoteRequest{Session: sess.ID, Kind: in.Kind, Text: text})
+	n, err := s.eng.Note(ctx, engine.NoteRequest{Session: sess.ID, Kind: in.Kind, Text: text})
 	if err != nil {
 		return "", NoteOut{}, err
 	}
@@ -561,7 +561,7 @@ type MessageOut struct {
 
 func (s *Server) message(ctx context.Context, in MessageIn) (string, MessageOut, error) {
 	around := orDefault(in.Around, messageAroundDefault)
-	c, err := s.read.MessageInContext(ctx, in.ID, around)
+	c, err := s.eng.MessageInContext(ctx, in.ID, around)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", MessageOut{}, usageErrorf("no message %d in the ledger: pass the id of a hit of kind message, as the search tool gives it", in.ID)
 	}

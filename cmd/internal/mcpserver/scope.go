@@ -23,7 +23,7 @@ func (s *Server) session(ctx context.Context, arg, project string) (store.Sessio
 		return store.Session{}, "", err
 	}
 	warn := s.ingest(ctx, sess.ID)
-	if _, again, err := s.read.Session(ctx, sess.ID); err == nil {
+	if _, again, err := s.eng.Session(ctx, sess.ID); err == nil {
 		sess = again
 	}
 	return sess, warn, nil
@@ -33,7 +33,7 @@ func (s *Server) session(ctx context.Context, arg, project string) (store.Sessio
 func (s *Server) resolve(ctx context.Context, arg, project string) (store.Session, error) {
 	arg = strings.TrimSpace(arg)
 	if arg != "" {
-		_, sess, err := s.read.Session(ctx, arg)
+		_, sess, err := s.eng.Session(ctx, arg)
 		if errors.Is(err, engine.ErrNotFound) {
 			return sess, errNoSession{arg}
 		}
@@ -43,7 +43,7 @@ func (s *Server) resolve(ctx context.Context, arg, project string) (store.Sessio
 	if dir == "" {
 		return store.Session{}, usageErrorf("no session given and no project known: pass session (see the sessions tool) or project (a folder)")
 	}
-	sess, err := s.read.LatestProjectSession(ctx, dir, "")
+	sess, err := s.eng.LatestProjectSession(ctx, dir, "")
 	if errors.Is(err, engine.ErrNotFound) {
 		return sess, errNoProjectSession{dir}
 	}
@@ -68,7 +68,7 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 	if dir == "" {
 		return ""
 	}
-	sess, err := s.read.LatestProjectSession(ctx, dir, "")
+	sess, err := s.eng.LatestProjectSession(ctx, dir, "")
 	if err != nil {
 		if !errors.Is(err, engine.ErrNotFound) {
 			s.log.Warn("find the project's latest session", "project", handoff.Shorten(dir, maxLogged), "err", err)
@@ -83,12 +83,12 @@ func (s *Server) freshen(ctx context.Context, project string) string {
 // database busy past its retries) is logged and becomes a warning line:
 // the tool still answers from what the ledger holds.
 func (s *Server) ingest(ctx context.Context, sessionID string) string {
-	if s.readOnly {
+	if st, err := s.eng.Store(ctx); err == nil && st.ReadOnly() {
 		return "(the ledger is read-only for this server: what is new in the transcripts since it was last written is not in this answer)\n"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := s.write.IngestSession(ctx, sessionID); err != nil {
+	if err := s.eng.IngestSession(ctx, sessionID); err != nil {
 		s.log.Warn("ingest before answering", "session", sessionID, "err", err)
 		return "(ledger could not read what is new in this session's transcript just now; this answer is from the ledger as it was)\n"
 	}

@@ -12,14 +12,12 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
-	"github.com/agentledger/ledger/store"
 )
 
 // DefaultMaxChars is the cap on one tool result: its text, and its
@@ -32,13 +30,12 @@ const MinMaxChars = 1000
 
 // Config is what a Server works with.
 type Config struct {
-	// Writer is the engine that writes: the ingest of what is new in a
-	// session's transcripts, and notes. Its store opens (and creates and
-	// migrates) the database.
-	Writer *engine.Engine
-	// OpenReader opens the database read-only (store.ReadOnly): every tool
-	// reads through it.
-	OpenReader func(context.Context) (*store.Store, error)
+	// Engine is the ledger the tools work on, shared by their calls, which
+	// run concurrently. Opened engine.WriteOrRead, it writes what is new
+	// in a session's transcripts (ingested before the tools answer about
+	// it) and notes, and on a ledger this process cannot write the tools
+	// answer from it as it is. The caller closes it once Run returns.
+	Engine *engine.Engine
 	// Project is the folder the agent works in: the project of the tools
 	// called without a session or project.
 	Project string
@@ -53,21 +50,14 @@ type Config struct {
 
 // Server is the ledger's MCP server.
 type Server struct {
-	read, write *engine.Engine
-	project     string
-	max         int
-	log         *slog.Logger
-	mcp         *mcp.Server
+	eng     *engine.Engine
+	project string
+	max     int
+	log     *slog.Logger
+	mcp     *mcp.Server
 	// schemas are the tools' input schemas, by name, to explain bad
 	// arguments with.
 	schemas map[string]*jsonschema.Schema
-	// readOnly is set when the ledger turned out to be one this process
-	// cannot write: the tools then read it as it is.
-	readOnly bool
-	// mu runs one tool call at a time: the engines open their stores on
-	// first use and are not made for concurrent calls, and a model's
-	// parallel calls cost a few milliseconds each.
-	mu sync.Mutex
 }
 
 // maxLogged is the most characters of one value the server logs: the
@@ -80,7 +70,7 @@ const instructions = `ledger is a memory of past coding-agent sessions (Claude C
 
 // New returns a server with every tool registered.
 func New(c Config) (*Server, error) {
-	if c.Writer == nil || c.OpenReader == nil {
+	if c.Engine == nil {
 		return nil, errors.New("mcp server: no database")
 	}
 	if c.MaxChars == 0 {
@@ -93,21 +83,7 @@ func New(c Config) (*Server, error) {
 		c.Log = io.Discard
 	}
 	log := slog.New(slog.NewTextHandler(c.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := &Server{write: c.Writer, project: c.Project, max: c.MaxChars, log: log, schemas: map[string]*jsonschema.Schema{}}
-	// The reader opens the database read-write once first (through the
-	// writer), so that a new ledger is created and an old one migrated: a
-	// read-only store does neither. A ledger this process cannot write
-	// (another user's, a read-only mount) is read as it is, as the read
-	// commands do.
-	s.read = engine.New(func(ctx context.Context) (*store.Store, error) {
-		if _, err := s.write.Store(ctx); err != nil {
-			if engine.Kind(err) != engine.ErrReadOnly {
-				return nil, err
-			}
-			s.readOnly = true
-		}
-		return c.OpenReader(ctx)
-	}, engine.Options{})
+	s := &Server{eng: c.Engine, project: c.Project, max: c.MaxChars, log: log, schemas: map[string]*jsonschema.Schema{}}
 	version := c.Version
 	if version == "" {
 		version = "dev"
@@ -119,10 +95,8 @@ func New(c Config) (*Server, error) {
 	return s, nil
 }
 
-// Run serves one client over t until it disconnects or ctx ends, then
-// closes the stores.
+// Run serves one client over t until it disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	defer s.close()
 	err := s.mcp.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil // the client went away, or we were told to stop
@@ -130,20 +104,13 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-func (s *Server) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.read.Close()
-	s.write.Close()
-}
-
 // handler is what each tool implements: its typed input to a result, whose
 // text and structured output the server caps and fences before it.
 type handler[In, Out any] func(ctx context.Context, in In) (text string, out Out, err error)
 
-// tool registers a tool whose handler runs one call at a time and reports
-// errors as a model should read them (guardCalls keeps a panic from
-// crashing the server).
+// tool registers a tool whose handler reports errors as a model should
+// read them (guardCalls keeps a panic from crashing the server). Calls run
+// concurrently, on the one engine.
 func tool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 	if sch, ok := t.InputSchema.(*jsonschema.Schema); ok {
 		s.schemas[t.Name] = sch
@@ -152,8 +119,6 @@ func tool[In, Out any](s *Server, t *mcp.Tool, h handler[In, Out]) {
 		t.OutputSchema = outputSchema[Out]()
 	}
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		text, out, err := h(ctx, in)
 		if err != nil {
 			var zero Out

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -48,21 +49,33 @@ func newFixture(t *testing.T, max int) *fixture {
 	if err := os.CopyFS(samples, os.DirFS(filepath.Join("..", "..", "..", "testdata", "sample"))); err != nil {
 		t.Fatal(err)
 	}
-	open := func(opts ...store.Option) func(context.Context) (*store.Store, error) {
-		return func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, db, opts...) }
-	}
-	ing := engine.New(open(), engine.Options{})
+	ing := openEngine(t, engine.Config{DB: db, Mode: engine.Write})
 	if _, err := ing.Ingest(ctx, []string{samples}, engine.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ing.Close()
 	logs := &strings.Builder{}
-	srv, err := New(Config{Writer: engine.New(open(), engine.Options{}), OpenReader: open(store.ReadOnly()),
+	srv, err := New(Config{Engine: openEngine(t, engine.Config{DB: db}),
 		Project: sampleProject, Version: "test", MaxChars: max, Log: logs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{t: t, db: db, cs: serve(t, srv), logs: logs}
+}
+
+// openEngine opens the engine of c, engine.WriteOrRead unless c says
+// otherwise (the mode of `ledger mcp`), closed when the test ends.
+func openEngine(t testing.TB, c engine.Config) *engine.Engine {
+	t.Helper()
+	if c.Mode == 0 {
+		c.Mode = engine.WriteOrRead
+	}
+	e, err := engine.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
 
 // serve runs srv for a client in memory until the test ends.
@@ -126,7 +139,7 @@ func (f *fixture) ok(name string, args map[string]any, out any) string {
 func (f *fixture) writeHandoff(budget int) string {
 	f.t.Helper()
 	ctx := context.Background()
-	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, f.db) }, engine.Options{})
+	e := openEngine(f.t, engine.Config{DB: f.db, Mode: engine.Write})
 	defer e.Close()
 	h, err := e.WriteHandoff(ctx, claudeSession, engine.HandoffRequest{Trigger: "manual", Budget: budget, Source: "cli",
 		Out: filepath.Join(f.t.TempDir(), "handoff.md")})
@@ -238,7 +251,7 @@ func TestTools(t *testing.T) {
 }
 
 // TestReadToolsDoNotWrite: with the transcripts unchanged, no tool but note
-// changes the database; the read tools' store refuses writes outright.
+// changes the database.
 func TestReadToolsDoNotWrite(t *testing.T) {
 	f := newFixture(t, 0)
 	f.writeHandoff(800)
@@ -264,6 +277,63 @@ func TestReadToolsDoNotWrite(t *testing.T) {
 	f.ok("note", map[string]any{"kind": "decision", "text": "keep the clock"}, nil)
 	if v := dataVersion(t, raw); v == before {
 		t.Errorf("note did not write")
+	}
+}
+
+// TestParallelToolCalls: a model's parallel calls run at once on the
+// server's one engine, reads beside writes (notes, and the ingest of what
+// was appended to a transcript), and each gets its own answer: nothing is
+// lost or mixed up. Run with -race.
+func TestParallelToolCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	appendMessage(t, f.transcript(), "what about the okapi migration")
+	calls := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"search", map[string]any{"query": "okapi", "session": claudeSession}, "okapi"},
+		{"sessions", nil, "ledger-record"},
+		{"resume", map[string]any{"session": claudeSession}, "ledger-record"},
+		{"audit", nil, "ledger-record"},
+		{"meter", map[string]any{"session": claudeSession}, "ledger-record"},
+	}
+	for i := range 4 {
+		calls = append(calls, struct {
+			name string
+			args map[string]any
+			want string
+		}{"note", map[string]any{"kind": "decision", "text": fmt.Sprintf("parallel decision %d", i), "session": claudeSession}, "decision"})
+	}
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: c.args})
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				return
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if res.IsError || !strings.Contains(text, c.want) {
+				t.Errorf("%s %v in parallel: error %v, %.300q; want %q", c.name, c.args, res.IsError, text, c.want)
+			}
+		}()
+	}
+	wg.Wait()
+	raw, err := sqlx.Open("sqlite", store.DSN(f.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var notes, okapi int
+	if err := raw.Get(&notes, `SELECT count(*) FROM notes WHERE text LIKE 'parallel decision %'`); err != nil || notes != 4 {
+		t.Errorf("%d notes recorded (%v), want 4", notes, err)
+	}
+	if err := raw.Get(&okapi, `SELECT count(*) FROM messages WHERE session_id = ? AND text LIKE '%okapi%'`, claudeSession); err != nil || okapi != 1 {
+		t.Errorf("the appended line ingested %d times (%v), want once", okapi, err)
 	}
 }
 
@@ -548,10 +618,7 @@ func TestInternalErrors(t *testing.T) {
 	db := filepath.Join(dir, "ledger.db")
 	logs := &strings.Builder{}
 	srv, err := New(Config{
-		Writer: engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, db) }, engine.Options{}),
-		OpenReader: func(context.Context) (*store.Store, error) {
-			return nil, errors.New("open /very/secret/ledger.db: disk I/O error")
-		},
+		Engine:  openEngine(t, engine.Config{DB: db, DBError: errors.New("open /very/secret/ledger.db: disk I/O error")}),
 		Project: sampleProject, Log: logs})
 	if err != nil {
 		t.Fatal(err)

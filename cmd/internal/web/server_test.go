@@ -33,26 +33,33 @@ func buildLedger(t testing.TB, paths ...string) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := engine.New(func(context.Context) (*store.Store, error) { return st, nil }, engine.Options{})
+	e := openEngine(t, path, engine.Write)
 	if _, err := e.Ingest(ctx, paths, engine.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Close(); err != nil {
+	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// openEngine opens the engine of the ledger at path in mode m, closed
+// when the test ends.
+func openEngine(t testing.TB, path string, m engine.Mode) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(engine.Config{DB: path, Mode: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
 
 // newTestServer serves a ledger file read-only, as `ledger serve` does.
 func newTestServer(t testing.TB, path string, o Options) *Server {
 	t.Helper()
 	ctx := context.Background()
-	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, path, store.ReadOnly()) }, engine.Options{})
-	t.Cleanup(func() { e.Close() })
+	e := openEngine(t, path, engine.Read)
 	o.Log = log.New(io.Discard, "", 0)
 	s, err := New(ctx, e, o)
 	if err != nil {
@@ -367,7 +374,7 @@ func TestClearsApartFromCompactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := buildLedger(t, testdata("sample"))
-	e := engine.New(func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, path) }, engine.Options{})
+	e := openEngine(t, path, engine.Write)
 	if _, err := e.Compact(ctx, sampleClaude, engine.HandoffRequest{Trigger: "manual", Source: "cli",
 		Out: filepath.Join(t.TempDir(), "handoff.md")}); err != nil {
 		t.Fatal(err)
