@@ -14,7 +14,8 @@ import (
 
 // fillConversation writes session s1: six main messages (two API
 // responses with usage), a compaction whose boundary follows m3, the
-// summary after it, and one subagent message; s2 has one message.
+// summary after it, and one subagent message, added last but of the time
+// of m2 (so numbered after it: a1 is seq 2, m3 seq 3); s2 has one message.
 func fillConversation(t *testing.T, s *Store) time.Time {
 	t.Helper()
 	ctx := context.Background()
@@ -93,8 +94,8 @@ func TestConversationReads(t *testing.T) {
 		mutate func(*Compaction)
 		want   int64
 	}{
-		{"logical parent", func(*Compaction) {}, 2},
-		{"parent not in the ledger", func(c *Compaction) { c.LogicalParentUUID = "gone" }, 2},
+		{"logical parent", func(*Compaction) {}, 3},
+		{"parent not in the ledger", func(c *Compaction) { c.LogicalParentUUID = "gone" }, 3},
 		{"no boundary", func(c *Compaction) {
 			c.LogicalParentUUID = ""
 			c.BoundaryUUID = ""
@@ -113,19 +114,19 @@ func TestConversationReads(t *testing.T) {
 		t.Errorf("CutSeq before every message: ok %v, %v; want none", ok, err)
 	}
 
-	msgs, err := s.MessagesThrough(ctx, "s1", 2, at.Add(3*time.Minute))
-	if err != nil || len(msgs) != 4 || msgs[2].UUID != "m3" || msgs[3].UUID != "a1" {
+	msgs, err := s.MessagesThrough(ctx, "s1", 3, at.Add(3*time.Minute))
+	if err != nil || len(msgs) != 4 || msgs[2].UUID != "a1" || msgs[3].UUID != "m3" {
 		t.Errorf("MessagesThrough = %d messages, %v; want m1-m3 and the subagent's", len(msgs), err)
 	}
 	page, seqs, err := s.MessageRange(ctx, "s1", 1, 3)
 	if err != nil || len(page) != 2 || page[0].UUID != "m2" || seqs[1] != 2 {
 		t.Errorf("MessageRange(1, 3) = %v %v, %v", page, seqs, err)
 	}
-	if when, err := s.MessageAt(ctx, "s1", 2); err != nil || !when.Equal(at.Add(3*time.Minute)) {
+	if when, err := s.MessageAt(ctx, "s1", 3); err != nil || !when.Equal(at.Add(3*time.Minute)) {
 		t.Errorf("MessageAt = %v, %v", when, err)
 	}
 	series, err := s.ContextSeries(ctx, "s1")
-	if err != nil || len(series) != 3 || series[0].Tokens != 1010 || series[1].Tokens != 3020 || series[2].Seq != 4 {
+	if err != nil || len(series) != 3 || series[0].Tokens != 1010 || series[1].Tokens != 3020 || series[2].Seq != 5 {
 		t.Errorf("ContextSeries = %+v, %v; want the main conversation's three responses", series, err)
 	}
 	peaks, err := s.PeakContexts(ctx, []string{"s1", "s2"})
@@ -136,7 +137,7 @@ func TestConversationReads(t *testing.T) {
 	if err := s.db.Get(&id, `SELECT id FROM messages WHERE uuid = 'm5'`); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.MessagePlace(ctx, id); err != nil || p.SessionID != "s1" || p.Seq != 4 {
+	if p, err := s.MessagePlace(ctx, id); err != nil || p.SessionID != "s1" || p.Seq != 5 {
 		t.Errorf("MessagePlace = %+v, %v", p, err)
 	}
 	if _, err := s.MessagePlace(ctx, 12345); !errors.Is(err, ErrNotFound) {

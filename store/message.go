@@ -27,6 +27,7 @@ type messageRow struct {
 	Sidechain      bool           `db:"sidechain"`
 	AgentID        string         `db:"agent_id"`
 	Seq            int64          `db:"seq"`
+	ID             int64          `db:"id"` // read by the queries that need it only
 }
 
 const messageColumns = `uuid, parent_uuid, session_id, role, text, blocks, at, model, response_id, input_tokens,

@@ -46,8 +46,13 @@ func (e *PushError) Error() string {
 	return fmt.Sprintf("sync: %d of %d sessions not pushed, the others were: %s: %s%s", len(e.Failed), e.Tried, f.Session, f.Error, more)
 }
 
-// pushMark is how far a session was pushed: the seq of its last message
-// sent and the largest local ids of its compactions, handoffs and notes.
+// pushMark is how far a session was pushed: the largest local ids of its
+// messages, compactions, handoffs and notes sent. (Messages go by id, not
+// by their number: a message older than the session's latest, read later,
+// is numbered among them, and a mark by number would pass it over. The
+// column is named seq; a mark a push by number left there is below every
+// id not yet sent, so nothing is missed: what was sent comes again, and
+// dst's writer adds it once.)
 type pushMark struct {
 	SessionID   string `db:"session_id"`
 	Seq         int64  `db:"seq"`
@@ -95,7 +100,7 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 	var failed PushError
 	var have []pushMark
 	if err := s.db.SelectContext(ctx, &have, `SELECT s.id AS session_id,
-		coalesce((SELECT max(seq) FROM messages WHERE session_id = s.id), -1) AS seq,
+		coalesce((SELECT max(id) FROM messages WHERE session_id = s.id), -1) AS seq,
 		coalesce((SELECT max(id) FROM compactions WHERE session_id = s.id), 0) AS compactions,
 		coalesce((SELECT max(id) FROM handoffs WHERE session_id = s.id), 0) AS handoffs,
 		coalesce((SELECT max(id) FROM notes WHERE session_id = s.id), 0) AS notes
@@ -174,9 +179,18 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 	if err := w.PatchSession(ctx, SessionPatch{ID: sess.ID, Time: sess.LastAt}); err != nil {
 		return err
 	}
-	var msgs []compact.Message
-	for seq := from.Seq + 1; seq <= to.Seq; seq += pushPage {
-		if msgs, _, err = s.MessageRange(ctx, sess.ID, seq, seq+pushPage); err != nil {
+	for after := from.Seq; after < to.Seq; {
+		var rows []messageRow
+		if err := s.db.SelectContext(ctx, &rows, `SELECT id, `+messageColumns+` FROM messages
+			WHERE session_id = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4`, sess.ID, after, to.Seq, pushPage); err != nil {
+			return fmt.Errorf("read messages of %s: %w", sess.ID, err)
+		}
+		if len(rows) == 0 {
+			break
+		}
+		after = rows[len(rows)-1].ID
+		msgs, err := messages(rows)
+		if err != nil {
 			return err
 		}
 		for _, m := range msgs {

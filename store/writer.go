@@ -109,6 +109,13 @@ type sessionState struct {
 	// uuids are the messages of a fresh session copied in (copyBuffer):
 	// a line read twice is added once, as ON CONFLICT would.
 	uuids map[string]struct{}
+	// latest is the latest time of the session's messages, stored or
+	// added; reorder is set when a message older than it was added (a
+	// subagent's file read after its session's, a transcript whose lines
+	// are out of time order): Commit then numbers the session's messages
+	// again (renumber).
+	latest  time.Time
+	reorder bool
 }
 
 type writerStmts struct {
@@ -219,6 +226,11 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		st.toolAtLast = row.ToolAtLast
 		st.pendingPost = row.Pending
 		st.titled = row.Titled
+		if row.Seq.Valid {
+			if st.latest, err = w.latestTime(ctx, id); err != nil {
+				return nil, err
+			}
+		}
 	}
 	w.sessions[id] = st
 	return st, nil
@@ -457,6 +469,13 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	st.see(m.Time)
 	if storable(m.Time) {
 		st.lastTimed = m.Time.UTC()
+		if st.lastTimed.Before(st.latest) {
+			st.reorder = true
+		} else {
+			st.latest = st.lastTimed
+		}
+	} else if !st.latest.IsZero() {
+		st.reorder = true // its place is after its own thread's latest (rare)
 	}
 	if !st.titled && m.Role == compact.RoleUser && !m.CompactSummary && m.Kind() == compact.BlockText &&
 		(!m.Meta || strings.HasPrefix(text, "<command-")) { // a slash command the user ran is Meta
@@ -778,6 +797,49 @@ func (w *Writer) boundaryTime(ctx context.Context, st *sessionState, session str
 	return time.Now().UTC(), nil
 }
 
+// A session's messages are numbered (seq, from 0) in time order: by their
+// time, and in the order they were added (their id) where times are equal.
+// A message without a time keeps its place after the messages of its own
+// thread added before it (the main conversation's, or one subagent's): it
+// sorts at the latest time among them. Added in time order (the usual
+// case: each message no older than the session's latest), a message takes
+// the next number; one older than the latest, or one without a time, makes
+// Commit number the session again (renumber), so that every view (the web view, export, a
+// search hit's neighbours) shows the same message under the same number,
+// and time never goes backwards: a Claude Code compaction's summarizer
+// writes its subagent's messages in a file of their own, read before or
+// after the session's.
+
+// messageOrder numbers a session's messages ($1) in that order, from 0:
+// rows of (id, n). Both backends run it as written.
+const messageOrder = `SELECT id, row_number() OVER (ORDER BY k NULLS FIRST, id) - 1 AS n FROM (
+		SELECT id, coalesce(at, max(at) OVER (PARTITION BY sidechain, agent_id ORDER BY id)) AS k
+		FROM messages WHERE session_id = $1) AS t`
+
+// renumber numbers a session's messages again in time order, writing only
+// the rows whose number changes.
+func (w *Writer) renumber(ctx context.Context, session string) error {
+	if _, err := w.tx.ExecContext(ctx, `UPDATE messages SET seq = r.n FROM (`+messageOrder+`) AS r
+		WHERE messages.id = r.id AND messages.seq <> r.n`, verbatim(session)); err != nil {
+		return fmt.Errorf("number messages of %s in time order: %w", session, err)
+	}
+	return nil
+}
+
+// latestTime is the latest time of a session's stored messages (zero:
+// none has one): that of the last numbered message with a time.
+func (w *Writer) latestTime(ctx context.Context, session string) (time.Time, error) {
+	var at sql.NullTime
+	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, verbatim(session))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, fmt.Errorf("latest message time of %s: %w", session, err)
+	}
+	if !at.Valid {
+		return time.Time{}, nil
+	}
+	return at.Time.UTC(), nil
+}
+
 // SaveCursor records how far a file was read, to be committed with the
 // records read from it.
 func (w *Writer) SaveCursor(ctx context.Context, c *Cursor) error {
@@ -818,6 +880,11 @@ func (w *Writer) Commit(ctx context.Context, c *Cursor) error {
 	for id, st := range w.sessions {
 		if st.forgotten {
 			continue
+		}
+		if st.reorder {
+			if err := w.renumber(ctx, id); err != nil {
+				return err
+			}
 		}
 		if err := w.flushSession(ctx, id, st); err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 )
 
 // WriteMarkdown writes a session as a transcript to read: a heading per
-// message (who, when), its text as written, thinking quoted, each tool call
+// message (its number, who, when), its text as written, thinking quoted, each tool call
 // and result in a fenced block, and a rule where the context was compacted.
 func WriteMarkdown(w io.Writer, s SessionFacts, msgs []compact.Message, bounds []compact.Boundary) error {
 	bw := bufio.NewWriter(w)
@@ -35,7 +35,7 @@ func WriteMarkdown(w io.Writer, s SessionFacts, msgs []compact.Message, bounds [
 	compacted := func(b compact.Boundary) {
 		fmt.Fprintf(bw, "\n---\n\n*Context compacted (%s) at %s, %d tokens before.*\n", b.Trigger, stamp(b.Time), b.PreTokens)
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		for len(pending) > 0 && (pending[0].UUID == m.ParentUUID || !m.Time.IsZero() && pending[0].Time.Before(m.Time)) {
 			compacted(pending[0])
 			pending = pending[1:]
@@ -53,7 +53,9 @@ func WriteMarkdown(w io.Writer, s SessionFacts, msgs []compact.Message, bounds [
 				who += " " + m.AgentID
 			}
 		}
-		fmt.Fprintf(bw, "\n## %s · %s\n", who, stamp(m.Time))
+		// msgs are the session's in order, so that i is the message's
+		// number in the ledger (its seq), as the web view shows it.
+		fmt.Fprintf(bw, "\n## #%d · %s · %s\n", i, who, stamp(m.Time))
 		for _, b := range m.Blocks {
 			bw.WriteString("\n")
 			switch b.Kind {

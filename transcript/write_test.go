@@ -149,9 +149,9 @@ func TestWriteMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := b.String()
-	for _, want := range []string{"# Fix it\n", "- Project: /src/app\n", "## user · 2026-03-02 09:00:00Z\n\nfix it\n",
+	for _, want := range []string{"# Fix it\n", "- Project: /src/app\n", "## #0 · user · 2026-03-02 09:00:00Z\n\nfix it\n",
 		"> look first\n", "**Bash** call `t1`\n```\n{\"command\":\"go test\"}\n```\n", "**error** of `t1`\n````\n```\nFAIL\n````\n",
-		"---\n\n*Context compacted (auto) at 2026-03-02 09:00:03Z, 150000 tokens before.*\n\n## compaction summary · "} {
+		"---\n\n*Context compacted (auto) at 2026-03-02 09:00:03Z, 150000 tokens before.*\n\n## #3 · compaction summary · "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, got)
 		}

@@ -134,7 +134,7 @@ func TestExportRestoreAndMarkdown(t *testing.T) {
 	}
 	r = runCmd(t, home, "", "--db", db, "export", "ffff", "--format", "md")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "# Fix flaky session expiry test in payments auth\n") ||
-		!strings.Contains(r.stdout, "\n## assistant · 2026-03-02") || !strings.Contains(r.stdout, "**Bash** call") {
+		!strings.Contains(r.stdout, " · assistant · 2026-03-02") || !strings.Contains(r.stdout, "**Bash** call") {
 		t.Errorf("export --format md: exit %d, %.500s", r.code, r.stdout)
 	}
 	if r = runCmd(t, home, "", "--db", db, "export", "ffff", "--format", "html"); r.code != exitUsage {

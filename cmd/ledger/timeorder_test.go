@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serveLedger runs `ledger serve` on db on a free loopback port and
+// returns its address; it is stopped when the test ends.
+func serveLedger(t *testing.T, home, db string) string {
+	t.Helper()
+	cmd := exec.Command(ledgerBin, "--db", db, "serve", "--addr", "127.0.0.1:0")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	stdout, _ := cmd.StdoutPipe()
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve: no first line: %v (stderr %s)", err, stderr.String())
+	}
+	base := regexp.MustCompile(`http://[^/]+/`).FindString(line)
+	if base == "" {
+		t.Fatalf("serve: no address in %q", line)
+	}
+	return base
+}
+
+func getPage(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// TestMessagesInTimeOrder: a Claude Code session of the corpus whose
+// compaction summarizer's subagent file is read first (its own ingest,
+// then the session's) is shown in time order, with the same message
+// numbers in `ledger export --format md` and on every page of the web
+// view: message n is the same message (its subagent mark, its minute) on
+// both, the numbers run 0, 1, 2... and time never goes backwards.
+func TestMessagesInTimeOrder(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	layOutCorpus(t, home)
+	db := filepath.Join(home, "ledger.db")
+	const id = "258c7280-ae70-4798-800f-63464d01a85d"
+	agents, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", id, "subagents"))
+	if len(agents) != 1 {
+		t.Fatalf("the corpus's compaction subagent of %s: %v", id, agents)
+	}
+	for _, path := range []string{agents[0], filepath.Join(home, ".claude", "projects")} {
+		if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+			t.Fatalf("ingest %s: %d %s", path, r.code, r.stderr)
+		}
+	}
+	r := runCmd(t, home, "", "--db", db, "export", id[:8], "--format", "md")
+	if r.code != 0 {
+		t.Fatalf("export: %d %s", r.code, r.stderr)
+	}
+	type shown struct {
+		side bool
+		at   string // to the minute, as the web view shows it
+	}
+	var exported []shown
+	heading := regexp.MustCompile(`(?m)^## #(\d+) · ([^·\n]*) · (.*)$`)
+	var last string
+	for i, m := range heading.FindAllStringSubmatch(r.stdout, -1) {
+		if n, _ := strconv.Atoi(m[1]); n != i {
+			t.Fatalf("export: message #%s is the %dth", m[1], i)
+		}
+		at := m[3]
+		if at != "time unknown" {
+			if at < last {
+				t.Errorf("export: message #%d at %s after one at %s", i, at, last)
+			}
+			last = at
+		}
+		exported = append(exported, shown{side: strings.Contains(m[2], "subagent"), at: strings.Replace(at[:min(len(at), 16)], "T", " ", 1)})
+	}
+	sides := 0
+	for _, s := range exported {
+		if s.side {
+			sides++
+		}
+	}
+	if len(exported) < 400 || sides == 0 || exported[0].side || exported[len(exported)-1].side {
+		t.Fatalf("export: %d messages, %d of the subagent, first %+v: want the session's start first, the summarizer's in it", len(exported), sides, exported[0])
+	}
+
+	base := serveLedger(t, home, db)
+	item := regexp.MustCompile(`<li id="m(\d+)" class="msg ([^"]*)">\s*<div class="head">.*? · (\d{4}-\d\d-\d\d \d\d:\d\d) UTC`)
+	n := 0
+	for page := 0; n < len(exported); page++ {
+		body := getPage(t, base+"sessions/"+id+"?page="+strconv.Itoa(page))
+		items := item.FindAllStringSubmatch(body, -1)
+		if len(items) == 0 {
+			t.Fatalf("web page %d: no messages (%d of %d seen)", page, n, len(exported))
+		}
+		for _, m := range items {
+			seq, _ := strconv.Atoi(m[1])
+			web := shown{side: strings.Contains(m[2], "sidechain"), at: m[3]}
+			if seq != n || web != exported[n] {
+				t.Fatalf("web page %d shows #%d %+v where export shows #%d %+v", page, seq, web, n, exported[n])
+			}
+			n++
+		}
+	}
+}
