@@ -28,6 +28,10 @@ type SessionPatch struct {
 	ContextWindow int64
 	// Usage, when set, is the session's latest API usage (Codex token_count).
 	Usage *compact.Usage
+	// UsageOf, when set with Usage, is the uuid of the session's message
+	// whose API response Usage is: the usage is kept on it too, as a
+	// Claude response's is, for the session's context plot.
+	UsageOf string
 	// Cost, when set, is the session's cost so far as its agent reports it
 	// (Claude Code's cost-state): it replaces the one on record.
 	Cost *compact.Cost
@@ -287,6 +291,14 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 	if p.Usage != nil {
 		if err := w.sawUsage(ctx, p.ID, st, *p.Usage); err != nil {
 			return err
+		}
+		if p.UsageOf != "" {
+			in, cacheCreation, cacheRead, out := usageArgs(p.Usage)
+			if _, err := w.tx.ExecContext(ctx, `UPDATE messages SET input_tokens = $1, cache_creation_tokens = $2,
+				cache_read_tokens = $3, output_tokens = $4 WHERE session_id = $5 AND uuid = $6`,
+				in, cacheCreation, cacheRead, out, verbatim(p.ID), verbatim(w.StoredID(p.UsageOf))); err != nil {
+				return fmt.Errorf("keep usage on %s: %w", p.UsageOf, err)
+			}
 		}
 	}
 	return nil

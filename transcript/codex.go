@@ -27,7 +27,10 @@ package transcript
 //	                               agent's session), which Codex hands the
 //	                               model as a developer message
 //	compacted                      a Boundary (the compaction itself)
-//	event_msg token_count          Session{Usage, ContextWindow}; an all-zero
+//	event_msg token_count          Session{Usage, ContextWindow}, and UsageOf:
+//	                               the model's last item since the previous
+//	                               token_count (none: a repeat, after a tool's
+//	                               output or the next request); an all-zero
 //	                               usage (the compaction's own call) is ignored
 //	event_msg task_started         Session{ContextWindow}
 //	event_msg context_compacted    skipped: announces the `compacted` line
@@ -250,6 +253,7 @@ func (p *codexParser) event(pl *codexPayload) *SessionInfo {
 				OutputTokens:         u.OutputTokens,
 			}
 			p.st.LastContextTokens = u.InputTokens
+			info.UsageOf, p.st.Answered = p.st.Answered, ""
 		}
 		if info.Usage == nil && info.ContextWindow == 0 {
 			return nil
@@ -297,6 +301,9 @@ func (p *codexParser) item(pl *codexPayload, data []byte) (*compact.Message, str
 	m.UUID = lineUUID("codex-", data)
 	m.ParentUUID = p.st.LastUUID
 	p.st.LastUUID = m.UUID
+	if m.Role == compact.RoleAssistant {
+		p.st.Answered = m.UUID
+	}
 	return m, ""
 }
 

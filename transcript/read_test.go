@@ -270,12 +270,20 @@ func TestCodexRollout(t *testing.T) {
 	if len(sessions) != len(wantSessions) {
 		t.Fatalf("sessions = %+v", sessions)
 	}
+	role := map[string]compact.Role{}
+	for _, m := range msgs {
+		role[m.UUID] = m.Role
+	}
 	for i, w := range wantSessions {
 		g := sessions[i]
 		if (g.Usage == nil) != (w.Usage == nil) || (g.Usage != nil && *g.Usage != *w.Usage) {
 			t.Errorf("session %d usage = %+v, want %+v", i, g.Usage, w.Usage)
 		}
-		g.Usage, w.Usage = nil, nil
+		// A response's usage names the model's item it measures.
+		if (g.Usage != nil) != (g.UsageOf != "") || (g.UsageOf != "" && role[g.UsageOf] != compact.RoleAssistant) {
+			t.Errorf("session %d: usage of %q (%s)", i, g.UsageOf, role[g.UsageOf])
+		}
+		g.Usage, w.Usage, g.UsageOf = nil, nil, ""
 		if !g.Time.Equal(w.Time) {
 			t.Errorf("session %d time = %v, want %v", i, g.Time, w.Time)
 		}

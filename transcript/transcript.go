@@ -37,6 +37,10 @@ type SessionInfo struct {
 	// Usage is the latest token usage the transcript reports at session
 	// level (Codex token_count last_token_usage).
 	Usage *compact.Usage
+	// UsageOf is the uuid of the message whose API response Usage is
+	// (Codex: the model's last item before the token_count); "" when the
+	// transcript does not say, or the usage repeats one already given.
+	UsageOf string
 	// Cost is the session's cost so far, when the transcript states it
 	// (Claude Code's cost-state; the latest one holds).
 	Cost *compact.Cost
@@ -72,6 +76,12 @@ type State struct {
 	// LastContextTokens is the context in use at the last usage seen, the
 	// pre-compaction figure for a Codex compaction that follows.
 	LastContextTokens int64
+	// Answered is the uuid of the model's last item (a Codex message,
+	// tool call or reasoning) since the last token_count that gave usage:
+	// the item whose response the next token_count measures. Codex
+	// repeats a token_count after the tool output or the next request;
+	// by then it is "".
+	Answered string `json:",omitempty"`
 	// CustomTitle is set once a Claude Code session's user named it: its
 	// own titles (ai-title, summary) then change nothing.
 	CustomTitle bool `json:",omitempty"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // serveLedger runs `ledger serve` on db on a free loopback port and
@@ -135,5 +138,84 @@ func TestMessagesInTimeOrder(t *testing.T) {
 			}
 			n++
 		}
+	}
+}
+
+// TestCodexContextPlot: a Codex rollout of the corpus, ingested as a user
+// would, gets a context plot in the web view: its series has a point per
+// model response, and the context the messages show is the rollout's own
+// token_count figures (input tokens, cached ones included), in order, each
+// response once (Codex repeats a response's token_count after the tool's
+// output or the next request).
+func TestCodexContextPlot(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	layOutCorpus(t, home)
+	db := filepath.Join(home, "ledger.db")
+	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
+		t.Fatalf("ingest: %d %s", r.code, r.stderr)
+	}
+	const id = "019c8a4c-ed82-79a1-aa28-7738fc5ab61a"
+	rollouts, _ := filepath.Glob(filepath.Join(corpusDir(t), "codex", "*"+id+".jsonl"))
+	if len(rollouts) != 1 {
+		t.Fatalf("corpus rollout %s: %v", id, rollouts)
+	}
+	data, err := os.ReadFile(rollouts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, line := range strings.Split(string(data), "\n") {
+		var l struct {
+			Type    string
+			Payload struct {
+				Type string
+				Info *struct {
+					LastTokenUsage struct {
+						InputTokens int64 `json:"input_tokens"`
+					} `json:"last_token_usage"`
+				}
+			}
+		}
+		if json.Unmarshal([]byte(line), &l) != nil || l.Type != "event_msg" || l.Payload.Type != "token_count" || l.Payload.Info == nil {
+			continue
+		}
+		figure := humanize.Comma(l.Payload.Info.LastTokenUsage.InputTokens)
+		if n := l.Payload.Info.LastTokenUsage.InputTokens; n > 0 && (len(want) == 0 || want[len(want)-1] != figure) {
+			want = append(want, figure)
+		}
+	}
+	if len(want) < 50 {
+		t.Fatalf("the rollout has %d token_count figures", len(want))
+	}
+
+	base := serveLedger(t, home, db)
+	first := getPage(t, base+"sessions/"+id)
+	series := regexp.MustCompile(`<polyline class="series" points="([^"]*)"`).FindStringSubmatch(first)
+	if series == nil || len(strings.Fields(series[1])) < 20 {
+		t.Fatalf("no context series in the plot: %v", series)
+	}
+	var got []string
+	figure := regexp.MustCompile(` · context ([\d,]+)`)
+	for page := 0; ; page++ {
+		body := first
+		if page > 0 {
+			resp, err := http.Get(base + "sessions/" + id + "?page=" + strconv.Itoa(page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				break
+			}
+			body = string(b)
+		}
+		for _, m := range figure.FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("context shown per message:\n%v\nthe rollout's token_count figures:\n%v", got, want)
 	}
 }

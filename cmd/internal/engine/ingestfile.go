@@ -455,7 +455,7 @@ func writeRecord(ctx context.Context, w *store.Writer, rec preparedRecord, roots
 	if s := rec.Session; s != nil && s.ID != "" {
 		if err := w.PatchSession(ctx, store.SessionPatch{ID: s.ID, Project: roots.of(s.Project),
 			GitBranch: s.GitBranch, Title: s.Title, Model: s.Model, ContextWindow: s.ContextWindow,
-			Usage: s.Usage, Cost: s.Cost, Time: s.Time}); err != nil {
+			Usage: s.Usage, UsageOf: s.UsageOf, Cost: s.Cost, Time: s.Time}); err != nil {
 			return false, err
 		}
 	}
