@@ -69,6 +69,9 @@ type ingester struct {
 	// opt says which projects are kept out of the ledger (optout.go),
 	// loaded at the first record that needs it.
 	opt *optOut
+	// threadNames are the Codex session indexes read, by Codex home
+	// (codexnames.go).
+	threadNames map[string]map[string]string
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -197,6 +200,16 @@ func (j *fileJob) into(ctx context.Context, w *store.Writer, in *ingester) (File
 	}
 	if stopped {
 		fs.Left = max(0, j.fi.Size()-res.End)
+	}
+	// A Codex thread's name, given in its session index, is the
+	// session's title; only for a session this read wrote to (not one
+	// whose project is kept out of the ledger).
+	if st.Format == transcript.FormatCodex && w.LastSeq(st.SessionID) >= 0 {
+		if name := in.codexThreadName(fs.Path, st.SessionID); name != "" {
+			if err := w.PatchSession(ctx, store.SessionPatch{ID: st.SessionID, Title: name}); err != nil {
+				return fs, err
+			}
+		}
 	}
 	c, err := newCursor(j.f, j.fi, fs.Path, st, res)
 	if err != nil {
