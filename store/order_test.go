@@ -206,3 +206,33 @@ func TestPushMessagesReadLater(t *testing.T) {
 		t.Errorf("team ledger %v, local %v; want both m1 m2 a1 a2 m3", there, want)
 	}
 }
+
+// TestIgnoredProjectsBackends: a project noted as ignored in an ingest's
+// transaction is listed on both backends, the latest file holding.
+func TestIgnoredProjectsBackends(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := b.open(t)
+			at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+			for i, f := range []string{"/src/secret/.ledgerignore", "/src/secret/sub/.ledgerignore"} {
+				w, err := s.NewWriter(ctx, "claude")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.NoteIgnored(ctx, "/src/secret/", f, at.Add(time.Duration(i)*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Commit(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := s.IgnoredProjects(ctx)
+			if err != nil || len(got) != 1 || got[0].Project != "/src/secret" || got[0].File != "/src/secret/sub/.ledgerignore" || !got[0].At.Equal(at.Add(time.Minute)) {
+				t.Errorf("IgnoredProjects = %+v, %v", got, err)
+			}
+		})
+	}
+}

@@ -78,3 +78,42 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// IgnoredProject is a project ingest kept out of the ledger because of a
+// .ledgerignore file: its folder and that file, as they were when it last
+// did (the file may be gone since).
+type IgnoredProject struct {
+	Project string    `db:"project" json:"project"`
+	File    string    `db:"file" json:"file"`
+	At      time.Time `db:"at" json:"at"`
+}
+
+// NoteIgnored records, in the ingest's transaction, that a project's
+// sessions were kept out because of the .ledgerignore file given. Only
+// the two paths are kept (redacted as every stored path), nothing of the
+// sessions.
+func (w *Writer) NoteIgnored(ctx context.Context, project, file string, at time.Time) error {
+	project, file = w.StoredID(filepath.Clean(project)), w.StoredID(file)
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO ignored_projects (project, file, at) VALUES ($1, $2, $3)
+		ON CONFLICT (project) DO UPDATE SET file = excluded.file, at = excluded.at`,
+		verbatim(project), verbatim(file), at.UTC()); err != nil {
+		return fmt.Errorf("note ignored project %s: %w", project, err)
+	}
+	return nil
+}
+
+// IgnoredProjects lists the projects ingest kept out because of a
+// .ledgerignore file, by folder.
+func (s *Store) IgnoredProjects(ctx context.Context) ([]IgnoredProject, error) {
+	out := []IgnoredProject{}
+	if err := s.db.SelectContext(ctx, &out, `SELECT project, file, at FROM ignored_projects ORDER BY project`); err != nil {
+		if s.d.noTable(err) {
+			return out, nil // an older ledger opened read-only
+		}
+		return nil, fmt.Errorf("list ignored projects: %w", err)
+	}
+	for i := range out {
+		out[i].At = out[i].At.UTC()
+	}
+	return out, nil
+}

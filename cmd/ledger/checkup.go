@@ -85,7 +85,7 @@ func printCheckup(app *App, c engine.Checkup) {
 		for _, x := range c.Excluded {
 			how := "paused"
 			if x.How != "paused" {
-				how = x.File
+				how = "ignored by " + x.File
 			}
 			fmt.Fprintf(w, "  %s (%s)\n", x.Project, how)
 		}

@@ -163,3 +163,55 @@ func TestLedgerIgnoreFileKeepsARepositoryOut(t *testing.T) {
 		t.Fatalf("the hook stored sessions of an ignored repository: %v", ids)
 	}
 }
+
+// TestIgnoredProjectsListed: a repository kept out by its .ledgerignore
+// before the ledger held anything of it is still named by `pause --list`
+// (text and JSON) and `doctor`, with the file that keeps it out; the
+// ledger keeps its folder and that file's path only, nothing of the
+// sessions skipped; once the file is gone it is listed no more.
+func TestIgnoredProjectsListed(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	repo := filepath.Join(home, "src", "secret")
+	os.MkdirAll(filepath.Join(repo, "svc"), 0o755)
+	gitInit(t, repo)
+	ignore := filepath.Join(repo, ".ledgerignore")
+	if err := os.WriteFile(ignore, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(home, "ledger.db")
+	ingest(t, home, db, sampleInProject(t, home, filepath.Join(repo, "svc"), "eeeeeeee-1111-4222-8333-444444444402"))
+	if ids := sessionIDs(t, home, db); len(ids) != 0 {
+		t.Fatalf("sessions of an ignored repository stored: %v", ids)
+	}
+	if r := runCmd(t, home, "", "--db", db, "pause", "--list"); r.code != 0 || !strings.Contains(r.stdout, repo+"  ignored by "+ignore+"\n") {
+		t.Errorf("pause --list: exit %d, %q", r.code, r.stdout)
+	}
+	var ex []struct{ Project, How, File string }
+	decodeJSON(t, runCmd(t, home, "", "--db", db, "pause", "--list", "--json").stdout, &ex)
+	if len(ex) != 1 || ex[0].Project != repo || ex[0].How != "ledgerignore" || ex[0].File != ignore {
+		t.Errorf("pause --list --json: %+v", ex)
+	}
+	if r := runCmd(t, home, "", "--db", db, "doctor"); !strings.Contains(r.stdout, "excluded projects:\n  "+repo+" (ignored by "+ignore+")\n") {
+		t.Errorf("doctor: exit %d, %s", r.code, r.stdout)
+	}
+	// Nothing of the sessions: the sample's words are in no table.
+	raw := rawDB(t, db)
+	for _, table := range []string{"messages", "sessions", "ignored_projects"} {
+		var n int
+		if err := raw.Get(&n, `SELECT count(*) FROM `+table+` WHERE CAST(`+map[string]string{"messages": "text", "sessions": "title", "ignored_projects": "project || file"}[table]+` AS TEXT) LIKE '%SessionStore%'`); err != nil || n != 0 {
+			t.Errorf("%s holds the skipped session's text: %d, %v", table, n, err)
+		}
+	}
+	var rows int
+	if err := raw.Get(&rows, `SELECT count(*) FROM messages`); err != nil || rows != 0 {
+		t.Errorf("%d messages stored, %v", rows, err)
+	}
+	raw.Close()
+	if err := os.Remove(ignore); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, home, "", "--db", db, "pause", "--list"); !strings.Contains(r.stdout, "no project is kept out of the ledger") {
+		t.Errorf("pause --list after the file is gone: %q", r.stdout)
+	}
+}

@@ -128,7 +128,7 @@ func printExcluded(app *App, ex []engine.Excluded) {
 		if x.How == "paused" {
 			fmt.Fprintf(app.Stdout, "%s  paused (ledger unpause --project %s)\n", x.Project, x.Project)
 		} else {
-			fmt.Fprintf(app.Stdout, "%s  %s\n", x.Project, x.File)
+			fmt.Fprintf(app.Stdout, "%s  ignored by %s\n", x.Project, x.File)
 		}
 	}
 }

@@ -72,6 +72,10 @@ type ingester struct {
 	// threadNames are the Codex session indexes read, by Codex home
 	// (codexnames.go).
 	threadNames map[string]map[string]string
+	// ignoredNoted are the projects found kept out by a .ledgerignore in
+	// this run; ignoredNew those of them not recorded yet (optout.go).
+	ignoredNoted map[string]bool
+	ignoredNew   [][2]string
 }
 
 // cursor returns the stored cursor of path, if any.
@@ -441,6 +445,11 @@ func (in *ingester) writeBatches(ctx context.Context, cancel context.CancelFunc,
 				in.touched[rec.msg.Stored().SessionID] = true
 			}
 			if writeErr = err; writeErr != nil {
+				cancel()
+			}
+		}
+		if writeErr == nil && len(in.ignoredNew) > 0 {
+			if writeErr = in.flushIgnored(ctx, w); writeErr != nil {
 				cancel()
 			}
 		}

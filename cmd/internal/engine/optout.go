@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentledger/ledger/handoff/gitrepo"
 	"github.com/agentledger/ledger/store"
@@ -131,8 +133,31 @@ func (in *ingester) optedOut(ctx context.Context, rec transcript.Record, roots *
 	if project == "" {
 		return false, nil // not known yet: a later record may say
 	}
-	decided[id] = in.opt.why(project) != ""
+	why := in.opt.why(project)
+	decided[id] = why != ""
+	if f, ok := strings.CutPrefix(why, "ignored by "); ok && !in.ignoredNoted[project] {
+		// Noted in the ingest's transaction (flushIgnored), so that
+		// pause --list and doctor can name a project the ledger holds
+		// nothing of.
+		if in.ignoredNoted == nil {
+			in.ignoredNoted = map[string]bool{}
+		}
+		in.ignoredNoted[project] = true
+		in.ignoredNew = append(in.ignoredNew, [2]string{project, f})
+	}
 	return decided[id], nil
+}
+
+// flushIgnored records in w's transaction the projects optedOut found
+// ignored since the last flush.
+func (in *ingester) flushIgnored(ctx context.Context, w *store.Writer) error {
+	for _, p := range in.ignoredNew {
+		if err := w.NoteIgnored(ctx, p[0], p[1], time.Now()); err != nil {
+			return err
+		}
+	}
+	in.ignoredNew = in.ignoredNew[:0]
+	return nil
 }
 
 // decideAhead decides the sessions of a batch of records whose project
@@ -232,9 +257,9 @@ type Excluded struct {
 }
 
 // ExcludedProjects lists the projects kept out of the ledger: the paused
-// ones, and the projects the ledger holds sessions of that now have a
-// .ledgerignore (their stored sessions stay until `ledger forget
-// --project`).
+// ones, and those with a .ledgerignore now: the projects ingest skipped
+// for one, and those the ledger holds sessions of (they stay until
+// `ledger forget --project`).
 func (e *Engine) ExcludedProjects(ctx context.Context) ([]Excluded, error) {
 	st, err := e.Store(ctx)
 	if err != nil {
@@ -252,7 +277,17 @@ func (e *Engine) ExcludedProjects(ctx context.Context) ([]Excluded, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range projects {
+	ignored, err := st.IgnoredProjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ignored {
+		projects = append(projects, p.Project)
+	}
+	slices.Sort(projects)
+	for _, p := range slices.Compact(projects) {
+		// The file as it is now: a project whose .ledgerignore is gone is
+		// no longer kept out.
 		if f := ignoreFileOf(p); f != "" {
 			out = append(out, Excluded{Project: p, How: "ledgerignore", File: f})
 		}
