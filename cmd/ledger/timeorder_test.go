@@ -219,3 +219,24 @@ func TestCodexContextPlot(t *testing.T) {
 		t.Errorf("context shown per message:\n%v\nthe rollout's token_count figures:\n%v", got, want)
 	}
 }
+
+// TestLossAfterSummarizer: with the compaction summarizer's messages in
+// time order (between the cut and the summary), the corpus compaction's
+// loss report still measures the work after the summary: what the agent
+// used next, and what the summary lacked of it.
+func TestLossAfterSummarizer(t *testing.T) {
+	t.Parallel()
+	home, db := corpusLedger(t)
+	r := runCmd(t, home, "", "--db", db, "audit", "--loss", "258c7280", "--json")
+	var reports []struct {
+		UsedAfter *struct {
+			Calls, Total, Summary int
+		} `json:"used_after"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &reports); err != nil || r.code != 0 {
+		t.Fatalf("audit --loss --json: %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(reports) != 1 || reports[0].UsedAfter == nil || reports[0].UsedAfter.Calls == 0 || reports[0].UsedAfter.Summary >= reports[0].UsedAfter.Total {
+		t.Errorf("used after the compaction: %+v (want calls, and items the summary lacked)", reports)
+	}
+}

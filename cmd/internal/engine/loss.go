@@ -247,6 +247,12 @@ func usedAfter(ctx context.Context, st *store.Store, c store.Compaction, cut cut
 	if err != nil {
 		return nil, err
 	}
+	// The compaction's own summarizer (Claude Code's compact subagent)
+	// ran between the cut and its summary, in time order: its messages
+	// are the compaction's, not work after it.
+	if i := slices.IndexFunc(after, func(m compact.Message) bool { return !m.Sidechain }); i > 0 && after[i].CompactSummary {
+		after = after[i:]
+	}
 	// The work after this compaction, up to the next one: its summary
 	// message starts the next stretch.
 	for i, m := range after {
