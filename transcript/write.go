@@ -221,6 +221,16 @@ func WriteCodex(w io.Writer, s SessionFacts, msgs []compact.Message, bounds []co
 		if err := write(m.Time, "response_item", codexItemOf(m)); err != nil {
 			return err
 		}
+		// The usage of the model's response this item ends, as Codex
+		// reports it: a token_count after the item (input_tokens counting
+		// the cached ones).
+		if u := m.Usage; u != nil && m.Role == compact.RoleAssistant {
+			last := map[string]any{"input_tokens": u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+				"cached_input_tokens": u.CacheReadInputTokens, "output_tokens": u.OutputTokens}
+			if err := write(m.Time, "event_msg", map[string]any{"type": "token_count", "info": map[string]any{"last_token_usage": last}}); err != nil {
+				return err
+			}
+		}
 	}
 	for _, b := range pending {
 		if err := write(b.Time, "compacted", map[string]any{"message": b.Summary}); err != nil {
