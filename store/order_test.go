@@ -236,3 +236,40 @@ func TestIgnoredProjectsBackends(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageOfBackends: a Codex token_count's usage, named for a message of
+// the same transaction (on PostgreSQL a new session's messages wait in the
+// copy buffer) or of an earlier one, is kept on that message on both
+// backends, and the context series reads it.
+func TestUsageOfBackends(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := b.open(t)
+			at := time.Date(2026, 2, 23, 12, 0, 0, 0, time.UTC)
+			for i, uuid := range []string{"codex-a", "codex-b"} {
+				w, err := s.NewWriter(ctx, "codex")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.AddMessage(ctx, compact.Message{UUID: uuid, SessionID: "c1", Role: compact.RoleAssistant,
+					Time: at.Add(time.Duration(i) * time.Minute), Blocks: []compact.Block{{Kind: compact.BlockText, Text: uuid}}}); err != nil {
+					t.Fatal(err)
+				}
+				u := compact.Usage{InputTokens: int64(1000 * (i + 1)), CacheReadInputTokens: 500, OutputTokens: 20}
+				if err := w.PatchSession(ctx, SessionPatch{ID: "c1", Usage: &u, UsageOf: uuid}); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Commit(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			series, err := s.ContextSeries(ctx, "c1")
+			if err != nil || len(series) != 2 || series[0].Tokens != 1500 || series[1].Tokens != 2500 {
+				t.Errorf("ContextSeries = %+v, %v; want 1,500 and 2,500", series, err)
+			}
+		})
+	}
+}

@@ -292,7 +292,7 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 		if err := w.sawUsage(ctx, p.ID, st, *p.Usage); err != nil {
 			return err
 		}
-		if p.UsageOf != "" {
+		if p.UsageOf != "" && !w.bufferedUsage(verbatim(p.ID), verbatim(w.StoredID(p.UsageOf)), p.Usage) {
 			in, cacheCreation, cacheRead, out := usageArgs(p.Usage)
 			if _, err := w.tx.ExecContext(ctx, `UPDATE messages SET input_tokens = $1, cache_creation_tokens = $2,
 				cache_read_tokens = $3, output_tokens = $4 WHERE session_id = $5 AND uuid = $6`,
@@ -586,6 +586,23 @@ var copyColumns = func() []string {
 	}
 	return cols
 }()
+
+// bufferedUsage sets the usage of a message still in the copy buffer
+// (a new session's, on PostgreSQL), reporting whether it found it there.
+// The message is one of the latest: the buffer is searched from its end.
+func (w *Writer) bufferedUsage(session, uuid verbatim, u *compact.Usage) bool {
+	rows := w.copied.rows
+	for i := len(rows) - 1; i >= 0; i-- {
+		if rows[i][1] == session && rows[i][2] == uuid {
+			in, cacheCreation, cacheRead, out := usageArgs(u)
+			for c, v := range []any{in, cacheCreation, cacheRead, out} {
+				rows[i][1+usageColumn+c] = v
+			}
+			return true
+		}
+	}
+	return false
+}
 
 // usageColumn is the index of input_tokens in insertColumns; the other
 // usage columns follow it.
