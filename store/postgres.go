@@ -492,21 +492,32 @@ var forgetTables = []string{"compactions", "handoffs", "notes", "messages", "cur
 // leaves the row's bytes in the table's pages (and in its TOAST table and
 // indexes) until they are reused; plain VACUUM only marks the space free.
 // VACUUM FULL writes each table anew, without them, and its indexes too;
-// ANALYZE with it replaces the column statistics, which sample rows.
+// ANALYZE after it replaces the column statistics, which sample rows.
 //
 // It needs the tables' owner, and takes each table's exclusive lock while
 // it runs (other clients wait): it waits at most 5 s for that lock, and
-// gives up rather than queue everyone behind a long transaction. A
-// transaction that began before the delete (xid) may still read the rows,
-// so VACUUM FULL copies them too: it waits for such transactions in this
-// database up to snapshotWait (an autovacuum's ANALYZE, another client's
-// read), and says so when one is still open. It also rewrites the
-// statistics catalog (pg_statistic) where this role may (a superuser):
-// elsewhere its old sample rows stay in the catalog's free space until the
-// server reuses it. What it cannot reach is the server's: the
-// write-ahead log (pg_wal, until its segments are recycled and
-// overwritten), WAL archives, replicas, backups, and the blocks the old
-// files held on disk: walTruncated is always false.
+// gives up rather than queue everyone behind a long transaction.
+//
+// VACUUM FULL copies a deleted row too while the server's horizon (the
+// oldest transaction it must keep rows for) is not past the delete's
+// transaction (xid). That horizon is not only this database's readers:
+// VACUUM FULL's own snapshot counts, and its xmin is the oldest
+// transaction with an id still running anywhere on the server, in any
+// database; other roles' transactions (an autovacuum's ANALYZE) are
+// invisible to a role without pg_read_all_stats. So forget waits up to
+// snapshotWait for the transactions it can see (olderTransactions), then
+// checks each rewrite by the horizon it used, which VACUUM FULL leaves as
+// the table's new relfrozenxid: a table rewritten before the horizon
+// passed the delete is rewritten again once it has, until snapshotWait
+// runs out; one that still kept the rows is named in why.
+//
+// It also rewrites the statistics catalog (pg_statistic) where this role
+// may (a superuser), checked the same way against the ANALYZE's
+// transaction: elsewhere its old sample rows stay in the catalog's free
+// space until the server reuses it. What it cannot reach is the
+// server's: the write-ahead log (pg_wal, until its segments are recycled
+// and overwritten), WAL archives, replicas, backups, and the blocks the
+// old files held on disk: walTruncated is always false.
 func (d postgresDialect) scrubForgotten(ctx context.Context, db *sqlx.DB, xid int64) (scrubbed, error) {
 	why := d.vacuumFull(ctx, db, xid)
 	return scrubbed{rewritten: why == "", why: why}, nil
@@ -522,7 +533,16 @@ func (postgresDialect) vacuumFull(ctx context.Context, db *sqlx.DB, xid int64) s
 	if len(notOwned) > 0 {
 		return "this role does not own " + strings.Join(notOwned, ", ")
 	}
-	older := olderSnapshots(ctx, db, xid)
+	// The smallest first: while the horizon is behind the delete, the
+	// first rewrite says so at little cost, and the others wait.
+	var tables []string
+	if err := db.SelectContext(ctx, &tables, `SELECT c.relname FROM pg_class c
+		WHERE c.relname = ANY(string_to_array($1, ',')) AND c.relkind = 'r' AND pg_table_is_visible(c.oid)
+		ORDER BY pg_total_relation_size(c.oid), c.relname`, strings.Join(forgetTables, ",")); err != nil {
+		return "could not list the tables: " + oneLine(err)
+	}
+	deadline := time.Now().Add(snapshotWait)
+	older := olderTransactions(ctx, db, xid, deadline)
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return oneLine(err)
@@ -536,41 +556,141 @@ func (postgresDialect) vacuumFull(ctx context.Context, db *sqlx.DB, xid int64) s
 			return oneLine(err)
 		}
 	}
-	if _, err := conn.ExecContext(ctx, `VACUUM (FULL, ANALYZE) `+strings.Join(forgetTables, ", ")); err != nil {
+	kept, err := rewriteUntil(ctx, conn, db, tables, xid, deadline, &older)
+	if err != nil {
+		return oneLine(err)
+	}
+	if len(kept) > 0 {
+		return fmt.Sprintf("%s was still open, so the rewrite of %s kept the forgotten rows; "+
+			"their bytes stay until those tables are rewritten again (VACUUM FULL) after it ends", describeOlder(older), strings.Join(kept, ", "))
+	}
+	// The statistics, recomputed without the rows; the ANALYZE's own
+	// transaction replaces the old ones, which the catalog's rewrite must
+	// be past.
+	var analyzed int64
+	tx, err := conn.BeginTxx(ctx, nil)
+	if err != nil {
+		return oneLine(err)
+	}
+	if _, err := tx.ExecContext(ctx, `ANALYZE `+strings.Join(tables, ", ")); err != nil {
+		tx.Rollback()
+		return oneLine(err)
+	}
+	if err := tx.GetContext(ctx, &analyzed, `SELECT txid_current()`); err != nil {
+		tx.Rollback()
+		return oneLine(err)
+	}
+	if err := tx.Commit(); err != nil {
 		return oneLine(err)
 	}
 	var super bool
-	if conn.GetContext(ctx, &super, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`) == nil && super {
-		conn.ExecContext(ctx, `VACUUM FULL pg_statistic`) // best effort: the rows above are gone either way
+	if conn.GetContext(ctx, &super, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`) != nil || !super {
+		return ""
 	}
-	if len(older) > 0 {
-		return fmt.Sprintf("a transaction open since before the forget (server process %s) may still read the rows, so the rewrite kept them; "+
-			"their bytes stay until the tables are rewritten again (VACUUM FULL) after it ends", strings.Join(older, ", "))
+	older = olderTransactions(ctx, db, analyzed, deadline)
+	kept, err = rewriteUntil(ctx, conn, db, []string{"pg_statistic"}, analyzed, deadline, &older)
+	if err != nil {
+		return "could not rewrite the column statistics (pg_statistic): " + oneLine(err)
+	}
+	if len(kept) > 0 {
+		return fmt.Sprintf("%s was still open, so the rewrite of the column statistics (pg_statistic) kept their old samples of the rows; "+
+			"their bytes stay until it is rewritten again (VACUUM FULL pg_statistic) after it ends", describeOlder(older))
 	}
 	return ""
+}
+
+// rewriteUntil rewrites tables (VACUUM FULL) on conn until none keeps a
+// row deleted by transaction xid or deadline passes, and returns those
+// that kept some. A rewrite keeps them while the horizon it used is not
+// past xid: VACUUM FULL sets the table's relfrozenxid to that horizon
+// (the freeze cutoff of a rewrite is its horizon; it only keeps an older
+// relfrozenxid when no older transaction id is left in the table). Before
+// deadline, the first table that keeps them stops the round, and the next
+// waits for the transactions in older (updated) to end.
+func rewriteUntil(ctx context.Context, conn *sqlx.Conn, db *sqlx.DB, tables []string, xid int64, deadline time.Time, older *[]string) ([]string, error) {
+	pending := tables
+	for {
+		final := !time.Now().Before(deadline)
+		var kept []string
+		for i, t := range pending {
+			if _, err := conn.ExecContext(ctx, `VACUUM (FULL) `+t); err != nil {
+				return nil, err
+			}
+			var past bool
+			if err := conn.GetContext(ctx, &past, `SELECT age(relfrozenxid) < age(($2 % 4294967296)::text::xid)
+				FROM pg_class WHERE oid = $1::text::regclass`, t, xid); err != nil {
+				return nil, err
+			}
+			if !past {
+				kept = append(kept, t)
+				if !final {
+					kept = append(kept, pending[i+1:]...)
+					break
+				}
+			}
+		}
+		if len(kept) == 0 || final {
+			return kept, nil
+		}
+		pending = kept
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		*older = olderTransactions(ctx, db, xid, deadline)
+	}
+}
+
+// describeOlder names the transactions olderTransactions found.
+func describeOlder(older []string) string {
+	if len(older) == 0 {
+		return "a transaction older than the forget that this role cannot see (another role's, or an autovacuum's)"
+	}
+	return "a transaction older than the forget (" + strings.Join(older, "; ") + ")"
 }
 
 // snapshotWait bounds how long scrubForgotten waits for transactions older
 // than the forget to end.
 const snapshotWait = 10 * time.Second
 
-// olderSnapshots waits up to snapshotWait for the transactions of this
-// database that began before transaction xid to end, and returns the
-// server processes of those still open. Those of other roles are seen
-// only by a role that may read the server's statistics.
-func olderSnapshots(ctx context.Context, db *sqlx.DB, xid int64) []string {
-	deadline := time.Now().Add(snapshotWait)
+// olderTransactions waits until deadline for what holds the server's
+// horizon at or before transaction xid to end, and describes what is
+// still there: a transaction with an id at or before xid, in any database
+// (VACUUM FULL's own snapshot counts it), a snapshot that old in this
+// database (or in none: a standby's feedback), a prepared transaction, a
+// replication slot. Other roles' transactions are seen only by a role
+// that may read the server's statistics: the snapshot's xmin still shows
+// that a transaction with an id is there.
+func olderTransactions(ctx context.Context, db *sqlx.DB, xid int64, deadline time.Time) []string {
 	for {
-		var pids []string
-		err := db.SelectContext(ctx, &pids, `SELECT pid::text FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-				AND age(backend_xmin) >= age(($1 % 4294967296)::text::xid) ORDER BY pid`, xid)
-		if err != nil || len(pids) == 0 || time.Now().After(deadline) {
-			return pids
+		var older []string
+		err := db.SelectContext(ctx, &older, `WITH x AS (SELECT ($1 % 4294967296)::text::xid AS x, $1::text::xid8 AS x8)
+			SELECT 'a transaction of another role' FROM x WHERE pg_snapshot_xmin(pg_current_snapshot()) <= x.x8
+			UNION ALL
+			SELECT format('server process %s%s', a.pid, CASE WHEN a.datname IS DISTINCT FROM current_database()
+					THEN format(' in database %s', coalesce(a.datname, 'none')) ELSE '' END)
+				FROM pg_stat_activity a, x WHERE a.pid <> pg_backend_pid() AND (
+					(a.backend_xid IS NOT NULL AND age(a.backend_xid) >= age(x.x))
+					OR (a.backend_xmin IS NOT NULL AND age(a.backend_xmin) >= age(x.x)
+						AND (a.datname = current_database() OR a.datid IS NULL)))
+			UNION ALL
+			SELECT format('prepared transaction %s', p.gid) FROM pg_prepared_xacts p, x WHERE age(p.transaction) >= age(x.x)
+			UNION ALL
+			SELECT format('replication slot %s', s.slot_name) FROM pg_replication_slots s, x
+				WHERE (s.xmin IS NOT NULL AND age(s.xmin) >= age(x.x))
+					OR (s.catalog_xmin IS NOT NULL AND age(s.catalog_xmin) >= age(x.x) AND (s.database IS NULL OR s.database = current_database()))
+			ORDER BY 1`, xid)
+		if len(older) > 1 {
+			// The snapshot's xmin counts what the rows above name.
+			older = slices.DeleteFunc(older, func(o string) bool { return o == "a transaction of another role" })
+		}
+		if err != nil || len(older) == 0 || !time.Now().Before(deadline) {
+			return older
 		}
 		select {
 		case <-ctx.Done():
-			return pids
+			return older
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -145,73 +145,146 @@ func TestForgetFilesLeavesNoFolders(t *testing.T) {
 	}
 }
 
-// TestForgetOnPostgresLeavesNoHeapBytes: forget on a team ledger rewrites
-// the tables that held the session (VACUUM FULL): none of its words is in
-// any file of them (heap, TOAST, indexes) nor of the column statistics
-// afterwards, read through the server as raw bytes, even when another
-// transaction (an autovacuum's ANALYZE, say) was open through the delete:
-// forget waits for it (up to 10 s) before the rewrite. Before, they stayed in the heap (plain VACUUM
-// marks the space free and leaves the bytes). What PostgreSQL keeps in its
-// write-ahead log is logged: ledger cannot remove it.
-func TestForgetOnPostgresLeavesNoHeapBytes(t *testing.T) {
-	t.Parallel()
-	url := pgtest.URL(t)
-	home := t.TempDir()
-	const gone, kept = "f3f3f3f3-0000-4000-8000-000000000001", "c3c3c3c3-0000-4000-8000-000000000002"
-	dir, markers := forgetFixture(t, home, gone, kept)
-	admin, err := sql.Open("pgx", url)
+// pgForget is a team ledger with a session to forget, full of words
+// found nowhere else, and another to keep.
+type pgForget struct {
+	url, home, gone string
+	markers         []string
+	admin           *sql.DB // the test's own connections, as a superuser
+	firstWAL        string  // the WAL segment in use before the ledger was written
+}
+
+func newPGForget(t *testing.T, gone, kept string) *pgForget {
+	t.Helper()
+	f := &pgForget{url: pgtest.URL(t), home: t.TempDir(), gone: gone}
+	var dir string
+	dir, f.markers = forgetFixture(t, f.home, gone, kept)
+	var err error
+	if f.admin, err = sql.Open("pgx", f.url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.admin.Close() })
+	// The write-ahead log segment in use before this test wrote anything:
+	// its words can only be in that one and those after it.
+	if err := f.admin.QueryRow(`SELECT pg_walfile_name(pg_current_wal_lsn())`).Scan(&f.firstWAL); err != nil {
+		t.Fatal(err)
+	}
+	ingestBin(t, f.home, f.url, dir)
+	if r := runBin(t, f.home, "", "--db", f.url, "note", gone[:8], "--decision", "use "+f.markers[0]); r.code != 0 {
+		t.Fatalf("note: %s", r.stderr)
+	}
+	if n := len(present(f.files(t), f.markers)); n < len(f.markers) {
+		t.Fatalf("only %d of %d words are in the tables' files before forget: the check proves nothing", n, len(f.markers))
+	}
+	return f
+}
+
+// files are every file of the ledger's tables (heap, TOAST and indexes),
+// and of the column statistics, which sample their rows.
+func (f *pgForget) files(t *testing.T) []byte {
+	t.Helper()
+	if _, err := f.admin.Exec(`CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := f.admin.Query(`SELECT pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE (n.nspname IN ('public', 'pg_toast') OR c.relname = 'pg_statistic') AND c.relkind IN ('r', 't', 'i')
+			AND pg_relation_filepath(c.oid) IS NOT NULL`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
-	// The write-ahead log segment in use before this test wrote anything:
-	// its words can only be in that one and those after it.
-	var firstWAL string
-	if err := admin.QueryRow(`SELECT pg_walfile_name(pg_current_wal_lsn())`).Scan(&firstWAL); err != nil {
+	defer rows.Close()
+	var all []byte
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		var b []byte
+		if err := f.admin.QueryRow(`SELECT pg_read_binary_file($1, 0, (pg_stat_file($1)).size, true)`, p).Scan(&b); err != nil {
+			continue // a file not made yet
+		}
+		if len(present(b, f.markers)) > 0 {
+			t.Logf("words in %s", p)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
+
+// olderXact begins, in the server's maintenance database (not the
+// ledger's), a transaction that takes an id, as any writer elsewhere on
+// the server does.
+func olderXact(t *testing.T) *sql.Tx {
+	t.Helper()
+	other, err := sql.Open("pgx", pgtest.Server(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	ingestBin(t, home, url, dir)
-	if r := runBin(t, home, "", "--db", url, "note", gone[:8], "--decision", "use "+markers[0]); r.code != 0 {
-		t.Fatalf("note: %s", r.stderr)
+	t.Cleanup(func() { other.Close() })
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Every file of the ledger's tables (heap, TOAST and indexes), and
-	// of the column statistics, which sample their rows.
-	files := func() []byte {
-		t.Helper()
-		if _, err := admin.Exec(`CHECKPOINT`); err != nil {
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.Exec(`SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// forget starts ledger forget --json on the session, and returns once
+// its delete is committed: the session's tombstone is seen from a
+// connection of the test's own.
+func (f *pgForget) forget(t *testing.T) *proc {
+	t.Helper()
+	p := startBin(t, f.home, "", "--db", f.url, "forget", f.gone[:8], "--json")
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		var tomb int
+		if err := f.admin.QueryRow(`SELECT count(*) FROM forgotten WHERE session_id = $1`, f.gone).Scan(&tomb); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := admin.Query(`SELECT pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE (n.nspname IN ('public', 'pg_toast') OR c.relname = 'pg_statistic') AND c.relkind IN ('r', 't', 'i')
-				AND pg_relation_filepath(c.oid) IS NOT NULL`)
-		if err != nil {
-			t.Fatal(err)
+		if tomb > 0 {
+			return p
 		}
-		defer rows.Close()
-		var all []byte
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				t.Fatal(err)
-			}
-			var b []byte
-			if err := admin.QueryRow(`SELECT pg_read_binary_file($1, 0, (pg_stat_file($1)).size, true)`, p).Scan(&b); err != nil {
-				continue // a file not made yet
-			}
-			if len(present(b, markers)) > 0 {
-				t.Logf("words in %s", p)
-			}
-			all = append(all, b...)
+		if p.exited() || time.Now().After(deadline) {
+			t.Fatalf("forget did not commit its delete: %s", p.errb.String())
 		}
-		return all
+		time.Sleep(time.Millisecond)
 	}
-	if n := len(present(files(), markers)); n < len(markers) {
-		t.Fatalf("only %d of %d words are in the tables' files before forget: the check proves nothing", n, len(markers))
-	}
-	// A transaction that began before the delete, as an autovacuum's
-	// ANALYZE or another client's read may be, still sees the rows while
-	// forget runs; it ends 2 s in.
-	reading, err := admin.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+}
+
+// forgotten is forget's JSON, once it has exited.
+type forgottenJSON struct {
+	HeapRewritten bool   `json:"heap_rewritten"`
+	HeapError     string `json:"heap_error"`
+	WALTruncated  bool   `json:"wal_truncated"`
+}
+
+func (p *proc) forgotten(t *testing.T) (forgottenJSON, result) {
+	t.Helper()
+	p.wait(t)
+	r := result{p.out.String(), p.errb.String(), p.exitCode}
+	var f forgottenJSON
+	decodeJSON(t, r.stdout, &f)
+	return f, r
+}
+
+// TestForgetOnPostgresLeavesNoHeapBytes: forget on a team ledger rewrites
+// the tables that held the session (VACUUM FULL): none of its words is in
+// any file of them (heap, TOAST, indexes) nor of the column statistics
+// afterwards, read through the server as raw bytes, even when older
+// transactions end just after the delete commits: a read of the ledger
+// (an autovacuum's ANALYZE, another client's) and a writer in another
+// database of the server, whose transaction id holds back VACUUM FULL's
+// own snapshot. Before, forget waited only for this database's readers:
+// the rewrite ran while the other database's transaction was still open
+// and kept the rows, and forget said heap_rewritten. What PostgreSQL keeps
+// in its write-ahead log is logged: ledger cannot remove it.
+func TestForgetOnPostgresLeavesNoHeapBytes(t *testing.T) {
+	t.Parallel()
+	const gone, kept = "f3f3f3f3-0000-4000-8000-000000000001", "c3c3c3c3-0000-4000-8000-000000000002"
+	f := newPGForget(t, gone, kept)
+	reading, err := f.admin.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,38 +292,97 @@ func TestForgetOnPostgresLeavesNoHeapBytes(t *testing.T) {
 	if err := reading.QueryRow(`SELECT count(*) FROM messages`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	p := startBin(t, home, "", "--db", url, "forget", gone[:8], "--json")
-	time.Sleep(2 * time.Second)
+	elsewhere := olderXact(t)
+	p := f.forget(t)
+	// The read ends as soon as the delete is committed; the other
+	// database's transaction once forget is seen waiting for it (it holds
+	// every rewrite back, and holding it longer would hold back every
+	// other test's on this server).
 	reading.Commit()
-	p.wait(t)
-	r := result{p.out.String(), p.errb.String(), p.exitCode}
-	var f struct {
-		HeapRewritten bool `json:"heap_rewritten"`
-		WALTruncated  bool `json:"wal_truncated"`
+	for deadline := time.Now().Add(2 * time.Minute); !p.exited(); time.Sleep(time.Millisecond) {
+		var waiting bool
+		if err := f.admin.QueryRow(`SELECT EXISTS (SELECT FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE '%pg_current_snapshot()%' AND pid <> pg_backend_pid())`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting || time.Now().After(deadline) {
+			break
+		}
 	}
-	decodeJSON(t, r.stdout, &f)
-	if r.code != 0 || !f.HeapRewritten || f.WALTruncated {
-		t.Errorf("forget on PostgreSQL: exit %d %+v %s; want heap_rewritten and not wal_truncated (pg_wal is the server's)", r.code, f, r.stderr)
+	elsewhere.Commit()
+	out, r := p.forgotten(t)
+	if r.code != 0 || !out.HeapRewritten || out.WALTruncated {
+		t.Errorf("forget on PostgreSQL: exit %d %+v %s; want heap_rewritten and not wal_truncated (pg_wal is the server's)", r.code, out, r.stderr)
 	}
-	if found := present(files(), markers); len(found) > 0 {
-		t.Errorf("the tables' files still hold %d of the %d words (%s, ...)", len(found), len(markers), found[0])
+	if found := present(f.files(t), f.markers); len(found) > 0 {
+		t.Errorf("the tables' files still hold %d of the %d words (%s, ...)", len(found), len(f.markers), found[0])
 	}
-	if hits, _ := search(t, home, url, "keptwordxyzzy"); len(hits) == 0 {
+	if hits, _ := search(t, f.home, f.url, "keptwordxyzzy"); len(hits) == 0 {
 		t.Error("the other session is no longer searchable")
 	}
 	// What the write-ahead log still holds: the limit the docs state.
 	var wal []byte
-	rows, err := admin.Query(`SELECT name FROM pg_ls_waldir() WHERE name >= $1 ORDER BY name`, firstWAL)
+	rows, err := f.admin.Query(`SELECT name FROM pg_ls_waldir() WHERE name >= $1 ORDER BY name`, f.firstWAL)
 	if err == nil {
 		for rows.Next() {
 			var name string
 			rows.Scan(&name)
 			var b []byte
-			if admin.QueryRow(`SELECT pg_read_binary_file('pg_wal/' || $1, 0, 16777216, true)`, name).Scan(&b) == nil {
+			if f.admin.QueryRow(`SELECT pg_read_binary_file('pg_wal/' || $1, 0, 16777216, true)`, name).Scan(&b) == nil {
 				wal = append(wal, b...)
 			}
 		}
 		rows.Close()
 	}
-	t.Logf("pg_wal still holds %d of the %d words after forget (PostgreSQL recycles its segments later; ledger cannot remove them)", len(present(wal, markers)), len(markers))
+	t.Logf("pg_wal still holds %d of the %d words after forget (PostgreSQL recycles its segments later; ledger cannot remove them)", len(present(wal, f.markers)), len(f.markers))
+}
+
+// TestForgetOnPostgresWithAnOlderTransactionOpenThroughout: a
+// transaction of the ledger's database that began before the delete (a
+// snapshot, as a long report's) stays open through the whole
+// forget. Every rewrite keeps the rows then: forget waits for it (10 s),
+// then says the tables could not be rewritten without them, naming it and
+// the tables, and the words are indeed still there; once it ends, the
+// VACUUM FULL forget's warning asks for removes them.
+func TestForgetOnPostgresWithAnOlderTransactionOpenThroughout(t *testing.T) {
+	t.Parallel()
+	const gone, kept = "f4f4f4f4-0000-4000-8000-000000000001", "c4c4c4c4-0000-4000-8000-000000000002"
+	f := newPGForget(t, gone, kept)
+	elsewhere, err := f.admin.BeginTx(context.Background(), &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer elsewhere.Rollback()
+	// Its snapshot, without a lock on the ledger's tables (one would
+	// stop the rewrite at its lock wait instead).
+	if _, err := elsewhere.Exec(`SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	var pid string
+	if err := elsewhere.QueryRow(`SELECT pg_backend_pid()::text`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	out, r := f.forget(t).forgotten(t)
+	if r.code != 0 || out.HeapRewritten || !(strings.Contains(out.HeapError, "server process "+pid+")") || strings.Contains(out.HeapError, "server process "+pid+";")) || !strings.Contains(out.HeapError, "messages") {
+		t.Errorf("forget with an older transaction open throughout: exit %d %+v %s; want heap_rewritten false, naming process %s and the messages table", r.code, out, r.stderr, pid)
+	}
+	if found := present(f.files(t), f.markers); len(found) == 0 {
+		t.Error("forget says the rows' bytes stay, and none does: it should have said heap_rewritten")
+	}
+	elsewhere.Commit()
+	// Other transactions on the server hold VACUUM FULL back as this one
+	// did: it is done again until they have ended.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		if _, err := f.admin.Exec(`VACUUM FULL`); err != nil {
+			t.Fatal(err)
+		}
+		found := present(f.files(t), f.markers)
+		if len(found) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the transaction ended and VACUUM FULL, the tables' files still hold %d of the %d words (%s, ...)", len(found), len(f.markers), found[0])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
