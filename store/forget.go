@@ -20,7 +20,8 @@ type Forgotten struct {
 	// rewritten without it: SQLite's VACUUM of the file (always), or
 	// VACUUM FULL of the team ledger's tables (see forgetPG).
 	HeapRewritten bool `json:"heap_rewritten" db:"-"`
-	// HeapError says why a team ledger's tables could not be rewritten.
+	// HeapError says why a team ledger's tables could not be rewritten
+	// without the session (which kept its rows, and what held them).
 	HeapError string `json:"heap_error,omitempty" db:"-"`
 	// WALTruncated tells whether the log beside the data was emptied
 	// into it. False on SQLite when a reader held a snapshot through the

@@ -40,7 +40,10 @@ request) keeps the old pages in the file and its WAL: forget waits for it up to
 10 s, then says so, and 'ledger doctor' empties them once it is done.
 
 On a team ledger (PostgreSQL) forget rewrites the tables that held the session
-(VACUUM FULL, which needs their owner; other clients wait while it runs).
+(VACUUM FULL, which needs their owner; other clients wait while it runs). A
+transaction older than the forget (in the ledger's database, or one that wrote
+in any database of the server) makes the rewrite keep the rows: forget waits
+for it up to 10 s, checks each rewrite, and says which tables kept them.
 PostgreSQL's write-ahead log (pg_wal) keeps the deleted rows until its segments
 are recycled, and WAL archives, replicas and backups keep theirs: ledger cannot
 remove those, and says so.
@@ -150,7 +153,7 @@ func scrubWarning(app *App, f store.Forgotten) string {
 		return "ledger: warning: the team ledger's tables were rewritten without it (VACUUM FULL), but PostgreSQL's write-ahead log (pg_wal) keeps " +
 			"its rows until those segments are recycled, and WAL archives, replicas and backups keep theirs: ledger cannot remove those"
 	case st != nil && st.Shared():
-		return "ledger: warning: the team ledger's tables could not be rewritten (" + f.HeapError + "): its rows' bytes stay in their free space " +
+		return "ledger: warning: the team ledger's tables could not be rewritten without it (" + f.HeapError + "): its rows' bytes stay in their files " +
 			"until their owner runs VACUUM FULL on them, and PostgreSQL's pg_wal, WAL archives, replicas and backups keep theirs"
 	case !f.WALTruncated:
 		return "ledger: warning: another process (ledger serve or mcp, say) held a read of the ledger throughout: the session's old pages " +
