@@ -396,3 +396,17 @@ func TestHooksOnPostgres(t *testing.T) {
 		t.Errorf("resume: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestVersionOnPostgres: on a team ledger, version names the server's
+// engine as what it is, not as a SQLite version.
+func TestVersionOnPostgres(t *testing.T) {
+	t.Parallel()
+	url, home := pgtest.URL(t), t.TempDir()
+	if r := runCmd(t, home, "", "--db", url, "init"); r.code != 0 {
+		t.Fatalf("init: exit %d %s", r.code, r.stderr)
+	}
+	r := runCmd(t, home, "", "--db", url, "version")
+	if r.code != 0 || !strings.Contains(r.stdout, ", PostgreSQL ") || strings.Contains(r.stdout, "SQLite") {
+		t.Errorf("version on PostgreSQL: exit %d, %q; want the server's PostgreSQL version and no SQLite", r.code, r.stdout)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -63,6 +64,15 @@ func runVersion(ctx context.Context, app *App, opts *versionOptions) error {
 		fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s; no ledger at %s yet)\n", v.Version, v.SchemaVersion, v.SQLiteVersion, v.NoLedger)
 		return nil
 	}
-	fmt.Fprintf(app.Stdout, "ledger %s (schema %d, SQLite %s)\n", v.Version, v.SchemaVersion, v.SQLiteVersion)
+	fmt.Fprintf(app.Stdout, "ledger %s (schema %d, %s)\n", v.Version, v.SchemaVersion, engineName(v.SQLiteVersion))
 	return nil
+}
+
+// engineName labels the database engine's version: a team ledger's
+// sqlite_version holds the server's own banner ("PostgreSQL 15.18 ...").
+func engineName(version string) string {
+	if strings.HasPrefix(version, "PostgreSQL ") {
+		return version
+	}
+	return "SQLite " + version
 }
