@@ -104,8 +104,10 @@ func AgentHookEvents(agent string) (events []AgentHookEvent, ok bool) {
 	return nil, false
 }
 
-// hookEventOf is ledger's event for an agent's event name ("" for one
-// ledger does not handle).
+// hookEventOf is ledger's event for an agent's event name; a name it
+// does not map (Claude Code's own, an alias, one ledger does not handle)
+// is returned as it is, and the hook's dispatch ignores what it does not
+// know.
 func hookEventOf(agent, name string) string {
 	evs, _ := AgentHookEvents(agent)
 	for _, ev := range evs {
