@@ -89,6 +89,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(Render(Parse(md))): %v", err)
 		}
 		d.Markdown, again.Markdown = "", ""
+		// The Tasks section lists the open items and the latest
+		// maxDoneShown done ones, by design: what reads back is those.
+		d.Tasks, _ = tasksShown(d.Tasks, -1)
 		if !reflect.DeepEqual(normNil(again), normNil(d)) {
 			t.Errorf("not stable:\n got %#v\nwant %#v\nfrom %q", again, d, md)
 		}
