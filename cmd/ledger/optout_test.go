@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/store"
 )
@@ -180,7 +181,13 @@ func TestIgnoredProjectsListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(home, "ledger.db")
-	ingest(t, home, db, sampleInProject(t, home, filepath.Join(repo, "svc"), "eeeeeeee-1111-4222-8333-444444444402"))
+	// The sighting is stamped by the App's clock, like every record.
+	seen := time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
+	ingestWith(t, func(t *testing.T, home, stdin string, args ...string) result {
+		c := newCmd(home, stdin)
+		c.app.Now = func() time.Time { return seen }
+		return c.run(args...)
+	}, home, db, sampleInProject(t, home, filepath.Join(repo, "svc"), "eeeeeeee-1111-4222-8333-444444444402"))
 	if ids := sessionIDs(t, home, db); len(ids) != 0 {
 		t.Fatalf("sessions of an ignored repository stored: %v", ids)
 	}
@@ -206,6 +213,10 @@ func TestIgnoredProjectsListed(t *testing.T) {
 	var rows int
 	if err := raw.Get(&rows, `SELECT count(*) FROM messages`); err != nil || rows != 0 {
 		t.Errorf("%d messages stored, %v", rows, err)
+	}
+	var at string
+	if err := raw.Get(&at, `SELECT at FROM ignored_projects`); err != nil || !strings.HasPrefix(at, "2026-05-04") {
+		t.Errorf("ignored project's sighting stamped %q (%v), want the App's clock's 2026-05-04", at, err)
 	}
 	raw.Close()
 	if err := os.Remove(ignore); err != nil {

@@ -110,7 +110,7 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 			sum.Explicit[AbsPath(root)] = true
 		}
 	}
-	in := &ingester{st: st, cursors: cursors, stopAt: o.StopAt}
+	in := &ingester{st: st, now: e.now, cursors: cursors, stopAt: o.StopAt}
 	if o.Progress != nil {
 		in.progress = o.Progress(pendingBytes(files, cursors))
 	}
@@ -332,7 +332,7 @@ func (e *Engine) IngestFile(ctx context.Context, path string, o IngestOptions) (
 	if err != nil {
 		return FileStats{}, err
 	}
-	in := &ingester{st: st, stopAt: o.StopAt}
+	in := &ingester{st: st, now: e.now, stopAt: o.StopAt}
 	var fs FileStats
 	if f, ok := transcript.DatabaseFormat(path); ok {
 		fs, err = in.database(ctx, AbsPath(path), f, o.Session)
@@ -357,7 +357,7 @@ func (e *Engine) IngestSession(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return err
 	}
-	in := &ingester{st: st}
+	in := &ingester{st: st, now: e.now}
 	for _, p := range paths {
 		var err error
 		if db, id, ok := splitDBSessionKey(p); ok {

@@ -56,7 +56,10 @@ var errUnchanged = errors.New("unchanged")
 // ingester reads transcript files into the store, incrementally: each
 // file's cursor says where the last run stopped.
 type ingester struct {
-	st      *store.Store
+	st *store.Store
+	// now is the engine's clock (nil: time.Now), for what the ingest
+	// itself stamps (an ignored project's first sighting).
+	now     func() time.Time
 	cursors map[string]store.Cursor // preloaded for many files; nil: ask per file
 	// progress is told how many bytes were read, if set.
 	progress func(n int64)

@@ -148,11 +148,21 @@ func (in *ingester) optedOut(ctx context.Context, rec transcript.Record, roots *
 	return decided[id], nil
 }
 
+// clock is the ingest's time, to the second as the engine stamps records:
+// the engine's clock when it has one.
+func (in *ingester) clock() time.Time {
+	now := time.Now
+	if in.now != nil {
+		now = in.now
+	}
+	return now().UTC().Truncate(time.Second)
+}
+
 // flushIgnored records in w's transaction the projects optedOut found
 // ignored since the last flush.
 func (in *ingester) flushIgnored(ctx context.Context, w *store.Writer) error {
 	for _, p := range in.ignoredNew {
-		if err := w.NoteIgnored(ctx, p[0], p[1], time.Now()); err != nil {
+		if err := w.NoteIgnored(ctx, p[0], p[1], in.clock()); err != nil {
 			return err
 		}
 	}
