@@ -34,6 +34,9 @@ type HookInput struct {
 	ToolName string `json:"tool_name"`
 	// Stop: true when the agent goes on because a Stop hook blocked it.
 	StopHookActive bool `json:"stop_hook_active"`
+	// LastAssistantMessage is the text of the answer that ended the turn
+	// (Qwen Code's Stop; see turnend.go).
+	LastAssistantMessage string `json:"last_assistant_message"`
 	// AgentID is set only inside a subagent (Claude Code; newer Codex).
 	AgentID string `json:"agent_id"`
 	// Model is the model's slug (Codex sends it at every event).
@@ -246,6 +249,9 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 		e.postCompact(ctx, in, c, &r)
 	case "Stop", "SessionEnd":
 		if e.hookIngest(ctx, in, c, &r) {
+			if in.Event == "Stop" && in.LastAssistantMessage != "" {
+				e.awaitTurnEnd(ctx, in, c, &r)
+			}
 			e.refreshAfterStop(ctx, in, c, &r)
 		}
 		if in.Event == "Stop" && o.Mode == "clear" && clearAgent(o.Agent) {
