@@ -6,6 +6,9 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -59,6 +62,10 @@ type pushMark struct {
 	Compactions int64  `db:"compactions"`
 	Handoffs    int64  `db:"handoffs"`
 	Notes       int64  `db:"notes"`
+	// Records is the fingerprint of the session's compaction records as
+	// they were pushed (recordsPrint): a record completed after its push
+	// changes it, and the next push sends the records again.
+	Records string `db:"records"`
 }
 
 // pushPage is how many messages a push reads at a time.
@@ -82,7 +89,7 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		return out, errors.New("sync: the destination must be a PostgreSQL ledger (postgres://...)")
 	}
 	var sent []pushMark
-	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes FROM sync_marks WHERE origin = $1`, origin); err != nil {
+	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes, records FROM sync_marks WHERE origin = $1`, origin); err != nil {
 		return out, fmt.Errorf("sync: read marks: %w", err)
 	}
 	marks := map[string]pushMark{}
@@ -107,12 +114,17 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		FROM sessions s ORDER BY s.id`); err != nil {
 		return out, fmt.Errorf("sync: read sessions: %w", err)
 	}
+	prints, err := s.recordsPrints(ctx)
+	if err != nil {
+		return out, err
+	}
 	for _, h := range have {
+		h.Records = prints[h.SessionID]
 		m, ok := marks[h.SessionID]
 		if !ok {
-			m = pushMark{SessionID: h.SessionID, Seq: -1}
+			m = pushMark{SessionID: h.SessionID, Seq: -1, Records: h.Records}
 		}
-		if h.Seq <= m.Seq && h.Compactions <= m.Compactions && h.Handoffs <= m.Handoffs && h.Notes <= m.Notes {
+		if h.Seq <= m.Seq && h.Compactions <= m.Compactions && h.Handoffs <= m.Handoffs && h.Notes <= m.Notes && h.Records == m.Records {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -148,11 +160,11 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 
 // saveMark records how far a session was pushed from origin.
 func saveMark(ctx context.Context, db sqlx.ExecerContext, origin string, to pushMark) error {
-	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, records, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
-			handoffs = excluded.handoffs, notes = excluded.notes, updated_at = excluded.updated_at`,
-		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, time.Now().UTC()); err != nil {
+			handoffs = excluded.handoffs, notes = excluded.notes, records = excluded.records, updated_at = excluded.updated_at`,
+		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, to.Records, time.Now().UTC()); err != nil {
 		return fmt.Errorf("save mark: %w", err)
 	}
 	return nil
@@ -209,6 +221,11 @@ func (s *Store) pushSession(ctx context.Context, dst *Store, origin string, from
 		return err
 	} else if sess.ContextTokens > 0 {
 		st.context = sess.ContextTokens
+	}
+	if from.Records != to.Records && from.Compactions > 0 {
+		if err := s.repushRecords(ctx, w, from, out); err != nil {
+			return err
+		}
 	}
 	if err := s.pushRecords(ctx, w, from, to, out); err != nil {
 		return err
@@ -338,4 +355,107 @@ func (s *Store) dstHandoff(ctx context.Context, w *Writer, local sql.NullInt64, 
 		return nil, fmt.Errorf("find handoff %d on the server: %w", local.Int64, err)
 	}
 	return &id, nil
+}
+
+// recordsPrints is, by session, a fingerprint of what of its compaction
+// records can change after a push: a boundary found for a hook's record
+// (with its tokens, trigger and what it kept), a summary or a post-
+// compaction figure read later, a handoff attached to a record read
+// before it. Sessions without records have none ("").
+func (s *Store) recordsPrints(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryxContext(ctx, `SELECT `+compactionColumns+` FROM compactions ORDER BY session_id, id`)
+	if err != nil {
+		return nil, fmt.Errorf("sync: read compactions: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	var (
+		session string
+		h       hash.Hash64
+	)
+	flush := func() {
+		if h != nil {
+			out[session] = strconv.FormatUint(h.Sum64(), 36)
+		}
+	}
+	for rows.Next() {
+		var c compactionRow
+		if err := rows.StructScan(&c); err != nil {
+			return nil, fmt.Errorf("sync: read compactions: %w", err)
+		}
+		if c.SessionID != session || h == nil {
+			flush()
+			session, h = c.SessionID, fnv.New64a()
+		}
+		fmt.Fprintf(h, "%d|%s|%s|%v|%v|%d|%s|%v|%s|%s|%s|%d\n", c.ID, c.BoundaryUUID.String, c.Trigger, c.PreTokens, c.PostTokens,
+			len(c.Summary), c.Source, c.HandoffID, c.LogicalParentUUID, c.PreservedHead, c.PreservedTail, c.PreservedMessages)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sync: read compactions: %w", err)
+	}
+	flush()
+	return out, nil
+}
+
+// repushRecords sends again, as updates, the session's compaction records
+// an earlier push sent (local ids up to from.Compactions) whose
+// fingerprint has changed since: each is found on dst by its boundary, or
+// else as the record without one made at the same time, and given what
+// this ledger now holds of it. A record dst does not have (forgotten
+// there, or removed) is left alone.
+func (s *Store) repushRecords(ctx context.Context, w *Writer, from pushMark, out *PushCounts) error {
+	id := from.SessionID
+	st, err := w.session(ctx, w.StoredID(id))
+	if err != nil {
+		return err
+	}
+	if st.forgotten {
+		return nil
+	}
+	var comps []compactionRow
+	if err := s.db.SelectContext(ctx, &comps, `SELECT `+compactionColumns+` FROM compactions
+		WHERE session_id = $1 AND id <= $2 ORDER BY id`, id, from.Compactions); err != nil {
+		return fmt.Errorf("read compactions: %w", err)
+	}
+	for _, c := range comps {
+		var dstID int64
+		err := w.tx.GetContext(ctx, &dstID, `SELECT id FROM compactions WHERE session_id = $1 AND boundary_uuid = $2`, id, c.BoundaryUUID.String)
+		if !c.BoundaryUUID.Valid || errors.Is(err, sql.ErrNoRows) {
+			err = w.tx.GetContext(ctx, &dstID, `SELECT id FROM compactions WHERE session_id = $1 AND boundary_uuid IS NULL AND at = $2
+				ORDER BY id LIMIT 1`, id, c.At.UTC())
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("find compaction %d on the server: %w", c.ID, err)
+		}
+		handoffID, err := s.dstHandoff(ctx, w, c.HandoffID, nil)
+		if err != nil {
+			return err
+		}
+		var boundary any
+		if c.BoundaryUUID.Valid {
+			boundary = c.BoundaryUUID.String
+		}
+		// dst is PostgreSQL: each parameter's type is said where the
+		// statement alone does not tell it.
+		res, err := w.tx.ExecContext(ctx, `UPDATE compactions SET boundary_uuid = CAST($1 AS TEXT), logical_parent_uuid = $2, trigger = $3,
+			pre_tokens = CAST($4 AS BIGINT), post_tokens = coalesce(CAST($5 AS BIGINT), post_tokens),
+			summary = CASE WHEN $6 <> '' THEN $6 ELSE summary END,
+			source = $7, handoff_id = coalesce(CAST($8 AS BIGINT), handoff_id), preserved_head_uuid = $9, preserved_tail_uuid = $10, preserved_messages = $11
+			WHERE id = $12 AND (boundary_uuid IS DISTINCT FROM CAST($1 AS TEXT) OR logical_parent_uuid <> $2 OR trigger <> $3
+				OR pre_tokens IS DISTINCT FROM CAST($4 AS BIGINT) OR post_tokens IS DISTINCT FROM coalesce(CAST($5 AS BIGINT), post_tokens)
+				OR ($6 <> '' AND summary <> $6) OR source <> $7 OR handoff_id IS DISTINCT FROM coalesce(CAST($8 AS BIGINT), handoff_id)
+				OR preserved_head_uuid <> $9 OR preserved_tail_uuid <> $10 OR preserved_messages <> $11)`,
+			boundary, c.LogicalParentUUID, c.Trigger, c.PreTokens, c.PostTokens, c.Summary, c.Source, handoffID,
+			c.PreservedHead, c.PreservedTail, c.PreservedMessages, dstID)
+		if err != nil {
+			return fmt.Errorf("update compaction %d on the server: %w", c.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			out.Compactions++
+		}
+	}
+	return nil
 }

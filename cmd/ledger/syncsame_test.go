@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -208,4 +210,56 @@ func firstDiff(a, b string) string {
 	}
 	start := max(0, i-6)
 	return strings.Join(al[start:min(len(al), i+6)], "\n")
+}
+
+// TestSyncSendsRecordsCompletedLater: a compaction record pushed before it
+// was complete is completed on the server by the next sync. PreCompact
+// writes its record before the compaction reaches the transcript; a sync
+// sends it; then the transcript's boundary completes it here (pre_tokens,
+// the summary, post_tokens from the next response's usage), and the next
+// sync must carry that, though the record's id is below the server's mark
+// (spotter-258c7280, an auto compaction at line 1286).
+func TestSyncSendsRecordsCompletedLater(t *testing.T) {
+	t.Parallel()
+	const session = "258c7280-ae70-4798-800f-63464d01a85d"
+	url := pgtest.URL(t)
+	home := t.TempDir()
+	local := filepath.Join(home, "local.db")
+	lines := splitLines(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
+	boundary := -1
+	for i, l := range lines {
+		if strings.Contains(string(l), `"subtype":"compact_boundary"`) {
+			boundary = i
+		}
+	}
+	if boundary < 0 {
+		t.Fatal("no compact_boundary in the corpus transcript")
+	}
+	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	write := func(ls [][]byte) {
+		if err := os.WriteFile(path, bytes.Join(ls, nil), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func() {
+		t.Helper()
+		if r := ledgerEnv(t, home, nil, "--db", local, "sync", "--to", url, "--json"); r.code != 0 {
+			t.Fatalf("sync: %s", r.stderr)
+		}
+	}
+	write(lines[:boundary])
+	in := hookJSON(t, map[string]any{"session_id": session, "transcript_path": path, "cwd": home,
+		"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": nil})
+	if r := newCmd(home, in).run("--db", local, "hook"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("PreCompact: exit %d, stderr %q", r.code, r.stderr)
+	}
+	sync()
+	write(lines)
+	ingest(t, home, local, path)
+	if rows := auditRows(t, home, local); len(rows) != 1 || rows[0].PreTokens == nil || rows[0].Summary == 0 {
+		t.Fatalf("the hook's record was not completed here: %+v", rows)
+	}
+	sync()
+	sameAnswers(t, home, local, url)
 }
