@@ -303,6 +303,33 @@ var contractCases = []contractCase{
 			t.Errorf("sessions below /src/app: %v, %v", got, err)
 		}
 	}},
+	// Rows of one second are listed in their sessions' order, then their
+	// own: every ledger that holds them lists them alike, whatever order
+	// they reached it in (a team ledger's ids are its own).
+	{"ties listed by session", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		at := fillConversation(t, s)
+		for _, id := range []string{"s2", "s1"} {
+			rec := CompactionRecord{Source: "cli", Trigger: "manual", At: at, PreTokens: 100}
+			if _, _, err := s.AddHandoff(ctx, NewHandoff{Doc: handoffDoc(id, at), Record: &rec}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hs, err := s.Handoffs(ctx, "", 0)
+		if err != nil || len(hs) != 2 || hs[0].SessionID != "s2" || hs[1].SessionID != "s1" {
+			t.Errorf("Handoffs (newest first) = %+v, %v; want s2's then s1's", hs, err)
+		}
+		all, err := s.Compactions(ctx, CompactionFilter{})
+		var cs []Compaction // the two records (fillConversation's own compaction aside)
+		for _, c := range all {
+			if c.Source == "cli" {
+				cs = append(cs, c)
+			}
+		}
+		if err != nil || len(cs) != 2 || cs[0].SessionID != "s1" || cs[1].SessionID != "s2" {
+			t.Errorf("Compactions (oldest first) = %+v, %v; want s1's then s2's", cs, err)
+		}
+	}},
 	{"handoffs and notes", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

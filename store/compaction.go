@@ -74,7 +74,9 @@ type CompactionFilter struct {
 	Since     time.Time // at or after
 }
 
-// Compactions lists compactions, oldest first.
+// Compactions lists compactions, oldest first; those of one second in the
+// order of their sessions' ids, then their own (the same order on every
+// ledger that holds them).
 func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compaction, error) {
 	var q query
 	q.add(`SELECT ` + compactionColumns + ` FROM compactions WHERE 1 = 1`)
@@ -84,7 +86,7 @@ func (s *Store) Compactions(ctx context.Context, f CompactionFilter) ([]Compacti
 	if !f.Since.IsZero() {
 		q.add(` AND at >= ` + q.arg(f.Since.UTC()))
 	}
-	q.add(` ORDER BY at, id`)
+	q.add(` ORDER BY at, session_id, id`)
 	var rows []compactionRow
 	if err := s.db.SelectContext(ctx, &rows, q.String(), q.args...); err != nil {
 		return nil, fmt.Errorf("list compactions: %w", err)

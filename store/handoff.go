@@ -300,14 +300,16 @@ type execer interface {
 const handoffColumns = `id, session_id, created_at, trigger, task, sections, markdown, tokens, path`
 
 // Handoffs lists handoffs, newest first: one session's, or every one when
-// sessionID is "".
+// sessionID is "". Handoffs of one second are in the order of their
+// sessions' ids, then their own: the same order on every ledger that holds
+// them (a team ledger numbers rows in the order they reached it).
 func (s *Store) Handoffs(ctx context.Context, sessionID string, limit int) ([]Handoff, error) {
 	var q query
 	q.add(`SELECT ` + handoffColumns + ` FROM handoffs`)
 	if sessionID != "" {
 		q.add(` WHERE session_id = ` + q.arg(sessionID))
 	}
-	q.add(` ORDER BY created_at DESC, id DESC`)
+	q.add(` ORDER BY created_at DESC, session_id DESC, id DESC`)
 	if limit > 0 {
 		q.add(` LIMIT ` + q.arg(limit))
 	}
