@@ -40,15 +40,11 @@ func auditRows(t *testing.T, home, db string) []auditRow {
 	return rows
 }
 
-// TestHookEndToEnd drives the built binary with Claude Code's hook inputs
-// over a real transcript (spotter-258c7280, an auto compaction at line
-// 1286): PreCompact before the compaction reaches the transcript, then the
-// transcript's own boundary, then the session's next start.
-func TestHookEndToEnd(t *testing.T) {
-	t.Parallel()
-	const session = "258c7280-ae70-4798-800f-63464d01a85d"
-	src := filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl")
-	lines := splitLines(t, src)
+// boundaryOf is a transcript's lines and the index of its last
+// compact_boundary line.
+func boundaryOf(t *testing.T, path string) ([][]byte, int) {
+	t.Helper()
+	lines := splitLines(t, path)
 	boundary := -1
 	for i, l := range lines {
 		if strings.Contains(string(l), `"subtype":"compact_boundary"`) {
@@ -56,8 +52,19 @@ func TestHookEndToEnd(t *testing.T) {
 		}
 	}
 	if boundary < 0 {
-		t.Fatal("no compact_boundary in the corpus transcript")
+		t.Fatalf("no compact_boundary in %s", path)
 	}
+	return lines, boundary
+}
+
+// TestHookEndToEnd drives the built binary with Claude Code's hook inputs
+// over a real transcript (spotter-258c7280, an auto compaction at line
+// 1286): PreCompact before the compaction reaches the transcript, then the
+// transcript's own boundary, then the session's next start.
+func TestHookEndToEnd(t *testing.T) {
+	t.Parallel()
+	const session = "258c7280-ae70-4798-800f-63464d01a85d"
+	lines, boundary := boundaryOf(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
 	home := t.TempDir()
 	db := filepath.Join(home, "ledger.db")
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")

@@ -225,16 +225,7 @@ func TestSyncSendsRecordsCompletedLater(t *testing.T) {
 	url := pgtest.URL(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
-	lines := splitLines(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
-	boundary := -1
-	for i, l := range lines {
-		if strings.Contains(string(l), `"subtype":"compact_boundary"`) {
-			boundary = i
-		}
-	}
-	if boundary < 0 {
-		t.Fatal("no compact_boundary in the corpus transcript")
-	}
+	lines, boundary := boundaryOf(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	write := func(ls [][]byte) {
