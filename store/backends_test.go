@@ -704,6 +704,83 @@ var contractCases = []contractCase{
 			t.Errorf("needle in w0: %+v, %v", res.Hits, err)
 		}
 	}},
+	{"newest matches in every window", func(t *testing.T, s *Store) {
+		// Three groups of messages whose ids lie, on PostgreSQL, in the
+		// search's three windows of the newest rows (the sequence jumps
+		// between them): the oldest group only in the last, the whole
+		// table but the newest 65,536 ids.
+		ctx := context.Background()
+		at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		add := func(group string, n int, needle func(int) bool) {
+			t.Helper()
+			w, err := s.NewWriter(ctx, "codex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Rollback()
+			for i := range n {
+				text := fmt.Sprintf("row %s%d", group, i)
+				if needle(i) {
+					text += " needle"
+				}
+				if group == "a" && i == 1 {
+					text += " haystack"
+				}
+				at = at.Add(time.Second)
+				if _, err := w.AddMessage(ctx, compact.Message{UUID: group + fmt.Sprint(i), SessionID: "win", Role: compact.RoleUser,
+					Time: at, Blocks: []compact.Block{{Kind: compact.BlockText, Text: text}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Commit(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		jump := func(to int64) {
+			t.Helper()
+			if !s.Shared() {
+				return // SQLite searches without windows
+			}
+			if _, err := s.db.Exec(`SELECT setval(pg_get_serial_sequence('messages', 'id'), $1)`, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("a", 30, func(i int) bool { return i%3 == 0 }) // 10 needles, in the last window
+		jump(100_000)
+		add("b", 2, func(int) bool { return true }) // in the second
+		jump(150_000)
+		add("c", 4, func(i int) bool { return i != 1 }) // 3 in the first
+		wantNeedles := []string{"c3", "c2", "c0", "b1", "b0", "a27", "a24", "a21", "a18", "a15", "a12", "a9", "a6", "a3", "a0"}
+		for _, limit := range []int{2, 3, 4, 5, 7, 20} {
+			res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("needle"), Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range res.Hits {
+				row, _, _ := strings.Cut(strings.TrimPrefix(h.Snippet, "row "), " ")
+				got = append(got, row)
+			}
+			if want := wantNeedles[:min(limit, len(wantNeedles))]; !slices.Equal(got, want) {
+				t.Errorf("needle, limit %d: %v, want the newest %v", limit, got, want)
+			}
+		}
+		res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("haystack"), Limit: 20})
+		if err != nil || len(res.Hits) != 1 || !strings.HasPrefix(res.Hits[0].Snippet, "row a1 ") {
+			t.Errorf("haystack (in the last window only): %+v, %v", res.Hits, err)
+		}
+		// Scored (some terms may be missing): a term in the first window
+		// and one in the last weigh alike, the newer first; a hit with
+		// both terms before the newer hits with one.
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("haystack OR c2"), Limit: 3})
+		if err != nil || len(res.Hits) != 2 || res.Hits[0].Snippet != "row "+MarkStart+"c2"+MarkEnd+" needle" || !strings.HasPrefix(res.Hits[1].Snippet, "row a1 ") {
+			t.Errorf("haystack OR c2: %+v, %v; want c2, a1", res.Hits, err)
+		}
+		res, err = s.Search(ctx, SearchOptions{Query: ParseQuery("needle OR haystack"), Limit: 3})
+		if err != nil || len(res.Hits) != 3 || !strings.HasPrefix(res.Hits[0].Snippet, "row a1 ") {
+			t.Errorf("needle OR haystack: %+v, %v; want a1 (both terms) first", res.Hits, err)
+		}
+	}},
 	{"forget removes every row", func(t *testing.T, s *Store) {
 		ctx := context.Background()
 		at := fillConversation(t, s)

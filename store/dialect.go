@@ -82,9 +82,10 @@ type dialect interface {
 	// match is a query as the backend's full-text search takes it, every
 	// word of a group needed (all) or any of them.
 	match(q Query, all bool) string
-	// rank is one index's best hits for a search (without snippets),
-	// scored when some of its terms may be missing (see Search).
-	rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error)
+	// rank is the best hits of each index of ixs for a search (without
+	// snippets), index after index, scored when some of its terms may be
+	// missing (see Search).
+	rank(ctx context.Context, db *sqlx.DB, ixs []searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error)
 	// ftsSegments counts the segments of each full-text index.
 	ftsSegments(ctx context.Context, db *sqlx.DB) (map[string]int64, error)
 	// rebuildFTS rebuilds the full-text indexes from their tables;

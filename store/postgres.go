@@ -83,14 +83,20 @@ func openPostgres(ctx context.Context, s *Store, d postgresDialect) (*Store, err
 	db.SetMaxIdleConns(2)
 	db.SetConnMaxIdleTime(time.Minute)
 	s.db = db
-	if err := db.PingContext(ctx); err != nil {
+	// The schema's version is the first statement: it makes the
+	// connection and tells whether the server answers, as a ping before
+	// it did at the cost of one more round trip.
+	have, err := gooseVersion(ctx, db, d)
+	if err != nil {
 		db.Close()
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the connection's error, as a ping gives it
+		}
 		return nil, fmt.Errorf("open database %s: %s", d.location(), oneLine(err))
 	}
 	if s.readOnly {
-		have, err := d.schemaVersion(ctx, db)
 		want, _ := d.target()
-		if err == nil && have < want {
+		if have < want {
 			var rw *Store
 			if rw, err = Open(ctx, d.url, WithoutRedaction()); err == nil {
 				rw.Close()
@@ -102,7 +108,7 @@ func openPostgres(ctx context.Context, s *Store, d postgresDialect) (*Store, err
 		}
 		return s, nil
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateFrom(ctx, have); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -266,31 +272,6 @@ func (c pgCopier) copyRows(ctx context.Context, table string, columns []string, 
 	})
 }
 
-// selectHitsTop runs rank's first window, whose rows are the table's
-// newest id (top) beside each hit, or alone with no hit.
-func selectHitsTop(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]Hit, int64, error) {
-	var rows []struct {
-		Top       int64          `db:"top"`
-		SessionID sql.NullString `db:"session_id"`
-		Kind      sql.NullString `db:"kind"`
-		ID        sql.NullInt64  `db:"id"`
-		At        sql.NullTime   `db:"at"`
-		Role      sql.NullString `db:"role"`
-	}
-	if err := db.SelectContext(ctx, &rows, stmt, args...); err != nil {
-		return nil, 0, fmt.Errorf("search: %w", err)
-	}
-	var hits []Hit
-	var top int64
-	for _, r := range rows {
-		top = r.Top
-		if r.ID.Valid {
-			hits = append(hits, Hit{SessionID: r.SessionID.String, Kind: r.Kind.String, ID: r.ID.Int64, At: utc(r.At), Role: r.Role.String})
-		}
-	}
-	return hits, top, nil
-}
-
 // insertMessage prepares the insert of a message row: PostgreSQL has no
 // last insert id, so the new row's id comes back with RETURNING, and a
 // message already there as no row.
@@ -344,9 +325,12 @@ func (t term) tsquery() string {
 // (all) or any of them: MatchAll and MatchAny's PostgreSQL counterparts.
 func (postgresDialect) match(q Query, all bool) string { return q.render(tsSyntax, all) }
 
-// rank is the newest matches that pass the filters, scored as SQLite's
-// rank scores them.
-func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
+// rank is the newest matches of each index that pass the filters,
+// scored as SQLite's rank scores them, in one statement (and one more to
+// score them when some terms may be missing): a search is one connection
+// and a few round trips, whatever the number of indexes. Each index's
+// newest n matches are found in windows of its newest rows (windowed).
+func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ixs []searchIndex, o SearchOptions, tsq string, scored bool) ([]Hit, error) {
 	terms := o.Query.terms()
 	n := o.Limit
 	if scored && len(terms) > 1 {
@@ -354,80 +338,153 @@ func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o 
 	} else {
 		scored = false
 	}
-	// The newest n matches are found in windows of the newest rows, each
-	// wider than the last, the last the whole table: a common word's
-	// newest matches lie in the first, and PostgreSQL would otherwise
-	// fetch and sort every match before it took n.
-	// The first window reads the table's newest id (top) in the same
-	// round trip: a search makes one per index and window, and a process
-	// that searches makes few other.
-	var (
-		hits []Hit
-		top  int64
-	)
-	for i, span := range []int64{4096, 65536, 0} {
-		var q query
-		matches := func(from string) {
-			q.add("SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role FROM " + ix.table +
-				" t WHERE t.tsv @@ to_tsquery('simple', " + q.arg(tsq) + ")" + ix.where)
-			if from != "" {
-				q.add(" AND t.id > " + from)
-			}
-			if o.SessionID != "" {
-				q.add(" AND t.session_id = " + q.arg(o.SessionID))
-			}
-			o.scopeFilters(&q, ix)
-			q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n))
-		}
-		if i == 0 {
-			q.add("SELECT w.top, h.* FROM (SELECT coalesce(max(id), 0) AS top FROM " + ix.table + ") w LEFT JOIN LATERAL (")
-			matches("w.top - " + q.arg(span))
-			q.add(") h ON true ORDER BY h.id DESC NULLS LAST")
-			var err error
-			if hits, top, err = selectHitsTop(ctx, db, q.String(), q.args...); err != nil {
-				return nil, err
-			}
-			if top-span <= 0 || len(hits) >= n {
-				break
-			}
-			continue
-		}
-		whole := span == 0 || top-span <= 0
-		if whole {
-			matches("")
-		} else {
-			matches(q.arg(top - span))
-		}
-		var err error
-		if hits, err = selectHits(ctx, db, q.String(), q.args...); err != nil {
+	var q query
+	match := q.arg(tsq)
+	var parts []string
+	for k, ix := range ixs {
+		parts = append(parts, windowed(&q, "i"+strconv.Itoa(k), ix, o, match, n)...)
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		SessionID string       `db:"session_id"`
+		Kind      string       `db:"kind"`
+		ID        int64        `db:"id"`
+		At        sql.NullTime `db:"at"`
+		Role      string       `db:"role"`
+	}
+	stmt := "WITH " + q.String() + " SELECT * FROM " + strings.Join(parts, " UNION ALL SELECT * FROM ")
+	if err := db.SelectContext(ctx, &rows, stmt, q.args...); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	byKind := map[string][]Hit{}
+	for _, r := range rows {
+		byKind[r.Kind] = append(byKind[r.Kind], Hit{SessionID: r.SessionID, Kind: r.Kind, ID: r.ID, At: utc(r.At), Role: r.Role, Score: float64(len(terms))})
+	}
+	// Each index's newest n, newest first (its windows hold more than n
+	// between them when the first held fewer).
+	var hits []Hit
+	for _, ix := range ixs {
+		h := byKind[ix.kind]
+		slices.SortFunc(h, func(a, b Hit) int { return cmp.Compare(b.ID, a.ID) })
+		byKind[ix.kind] = h[:min(len(h), n)]
+	}
+	if scored {
+		if err := scorePG(ctx, db, ixs, byKind, terms); err != nil {
 			return nil, err
 		}
-		if whole || len(hits) >= n {
-			break
+	}
+	for _, ix := range ixs {
+		h := byKind[ix.kind]
+		if scored {
+			slices.SortStableFunc(h, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
+			h = h[:min(len(h), o.Limit)]
+		}
+		hits = append(hits, h...)
+	}
+	return hits, nil
+}
+
+// Rank's windows: the newest rows of an index's table (by id) it looks
+// for matches in, each only when the ones before held fewer than n; the
+// last is the rest of the table.
+const (
+	firstWindow  = 4096
+	secondWindow = 65536
+)
+
+// windowed adds to q (a WITH list) the common table expressions of one
+// index's search, named after p, and returns the names of those whose
+// rows are the index's hits.
+//
+// A table searched in windows (ix.windows: messages) has one expression
+// per window, each searched only when the table reaches into it and the
+// windows before it held fewer than n matches: a one-time filter of the
+// plan, so that a common word costs the first window alone and a rare one
+// a GIN lookup per window. Without statistics (a ledger just filled,
+// before autovacuum's ANALYZE) the planner would fetch every match of a
+// word and sort them: half a second and more for a common one at 100k
+// messages. The other tables are searched whole: they hold a row per
+// compaction, handoff or note, and a window's bound, known only when the
+// statement runs, made the planner walk the newest of them and read each
+// one's large tsvector to find a rare word that the GIN index finds at
+// once.
+func windowed(q *query, p string, ix searchIndex, o SearchOptions, match string, n int) []string {
+	if q.sql.Len() > 0 {
+		q.add(", ")
+	}
+	search := func(name, bound, gate string) {
+		q.add(name + " AS (SELECT t.session_id, '" + ix.kind + "' AS kind, t.id, t." + ix.at + " AS at, " + ix.role + " AS role FROM " + ix.table +
+			" t WHERE t.tsv @@ to_tsquery('simple', " + match + ")" + ix.where + bound + gate)
+		if o.SessionID != "" {
+			q.add(" AND t.session_id = " + q.arg(o.SessionID))
+		}
+		o.scopeFilters(q, ix)
+		q.add(" ORDER BY t.id DESC LIMIT " + strconv.Itoa(n) + ")")
+	}
+	if !ix.windows {
+		search(p, "", "")
+		return []string{p}
+	}
+	top := "(SELECT m FROM " + p + "top)"
+	q.add(p + "top AS (SELECT max(id) AS m FROM " + ix.table + "), ")
+	count := func(w string) string { return "(SELECT count(*) FROM " + p + w + ")" }
+	nn := strconv.Itoa(n)
+	search(p+"w1", " AND t.id > "+top+" - "+strconv.Itoa(firstWindow), "")
+	q.add(", ")
+	search(p+"w2", " AND t.id > "+top+" - "+strconv.Itoa(secondWindow)+" AND t.id <= "+top+" - "+strconv.Itoa(firstWindow),
+		" AND "+top+" > "+strconv.Itoa(firstWindow)+" AND "+count("w1")+" < "+nn)
+	q.add(", ")
+	search(p+"w3", " AND t.id <= "+top+" - "+strconv.Itoa(secondWindow),
+		" AND "+top+" > "+strconv.Itoa(secondWindow)+" AND "+count("w1")+" + "+count("w2")+" < "+nn)
+	return []string{p + "w1", p + "w2", p + "w3"}
+}
+
+// scorePG scores each index's candidates (newest first) by the terms each
+// holds, as SQLite's score does, in one statement for every index and
+// term.
+func scorePG(ctx context.Context, db *sqlx.DB, ixs []searchIndex, byKind map[string][]Hit, terms []term) error {
+	var q query
+	var parts []string
+	for _, ix := range ixs {
+		h := byKind[ix.kind]
+		if len(h) == 0 {
+			continue
+		}
+		lo, hi := q.arg(h[len(h)-1].ID), q.arg(h[0].ID)
+		for i, t := range terms {
+			parts = append(parts, "SELECT '"+ix.kind+"' AS kind, "+strconv.Itoa(i)+" AS term, id FROM "+ix.table+
+				" WHERE tsv @@ to_tsquery('simple', "+q.arg(t.tsquery())+") AND id BETWEEN "+lo+" AND "+hi)
 		}
 	}
-	for i := range hits {
-		hits[i].Score = float64(len(terms))
+	if len(parts) == 0 {
+		return nil
 	}
-	if !scored || len(hits) == 0 {
-		return hits, nil
+	var rows []struct {
+		Kind string `db:"kind"`
+		Term int    `db:"term"`
+		ID   int64  `db:"id"`
 	}
-	lo, hi := hits[len(hits)-1].ID, hits[0].ID
-	held := make([]map[int64]bool, len(terms))
-	for i, t := range terms {
-		var ids []int64
-		if err := db.SelectContext(ctx, &ids, `SELECT id FROM `+ix.table+` WHERE tsv @@ to_tsquery('simple', $1) AND id BETWEEN $2 AND $3`,
-			t.tsquery(), lo, hi); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+	if err := db.SelectContext(ctx, &rows, strings.Join(parts, " UNION ALL "), q.args...); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	held := map[string][]map[int64]bool{}
+	for _, ix := range ixs {
+		held[ix.kind] = make([]map[int64]bool, len(terms))
+		for i := range terms {
+			held[ix.kind][i] = map[int64]bool{}
 		}
-		held[i] = map[int64]bool{}
-		for _, id := range ids {
-			held[i][id] = true
+	}
+	for _, r := range rows {
+		held[r.Kind][r.Term][r.ID] = true
+	}
+	for _, ix := range ixs {
+		if h := byKind[ix.kind]; len(h) > 0 {
+			scoreHeld(h, held[ix.kind])
 		}
 	}
-	scoreHeld(hits, held)
-	slices.SortStableFunc(hits, func(a, b Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits[:min(len(hits), o.Limit)], nil
+	return nil
 }
 
 // ftsSegments: GIN indexes have no segments to merge.

@@ -58,6 +58,9 @@ type Hit struct {
 	At      time.Time
 	Role    string
 	Snippet string
+	// Project is the project (folder) of the hit's session, "" when it
+	// has none.
+	Project string
 	// Score is how much of the query the hit holds (see Store.rank):
 	// higher is better; the hits of a query whose words must all match
 	// score alike, and come newest first.
@@ -114,14 +117,18 @@ type searchIndex struct {
 	at    string // the table's time column
 	role  string // the table's role column, or '' for none
 	where string // more conditions on t
+	// windows: on PostgreSQL, the newest matches are looked for in
+	// windows of the newest rows (see windowed): the table grows by
+	// thousands of rows a session.
+	windows bool
 }
 
 var searchIndexes = []searchIndex{
-	// kind           fts                table          at            role      where
-	{KindMessage, "messages_fts", "messages", "at", messageRole, " AND t.compact_summary = 0"}, // a summary message is found as its compaction
-	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", ""},
-	{KindCompaction, "compactions_fts", "compactions", "at", "''", ""},
-	{KindNote, "notes_fts", "notes", "created_at", "''", ""},
+	// kind           fts                table          at            role      where                         windows
+	{KindMessage, "messages_fts", "messages", "at", messageRole, " AND t.compact_summary = 0", true}, // a summary message is found as its compaction
+	{KindHandoff, "handoffs_fts", "handoffs", "created_at", "''", "", false},
+	{KindCompaction, "compactions_fts", "compactions", "at", "''", "", false},
+	{KindNote, "notes_fts", "notes", "created_at", "''", "", false},
 }
 
 // messageRole is who a message's text is from: a tool result is the
@@ -135,16 +142,12 @@ const messageRole = "CASE WHEN t.kind = 'tool_result' THEN 'tool' ELSE t.role EN
 // optional terms scores (see rank).
 const scoreWindow = 200
 
-// bestOf ranks the hits of each index the filters allow (the dialect's
+// bestOf ranks the hits of the indexes the filters allow (the dialect's
 // rank) and keeps the best: highest score, then newest.
-func (o SearchOptions) bestOf(rank func(searchIndex) ([]Hit, error)) ([]Hit, error) {
-	var hits []Hit
-	for _, ix := range o.indexes() {
-		h, err := rank(ix)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, h...)
+func (o SearchOptions) bestOf(rank func([]searchIndex) ([]Hit, error)) ([]Hit, error) {
+	hits, err := rank(o.indexes())
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
@@ -165,7 +168,7 @@ func (o SearchOptions) bestOf(rank func(searchIndex) ([]Hit, error)) ([]Hit, err
 // hit (OR, the any-word fallback). It ranks (the dialect's rank), then
 // makes snippets for the hits it keeps (snippet.go).
 func (s *Store) search(ctx context.Context, o SearchOptions, match string, scored bool) ([]Hit, error) {
-	hits, err := o.bestOf(func(ix searchIndex) ([]Hit, error) { return s.d.rank(ctx, s.db, ix, o, match, scored) })
+	hits, err := o.bestOf(func(ixs []searchIndex) ([]Hit, error) { return s.d.rank(ctx, s.db, ixs, o, match, scored) })
 	if err != nil {
 		return nil, err
 	}

@@ -22,39 +22,55 @@ var searchText = map[string]string{
 	KindMessage: "text", KindHandoff: "markdown", KindCompaction: "summary", KindNote: "text",
 }
 
-// snippets fills in the hits' snippets, one query per kind for their
-// texts, on either backend. The snippet is cut and marked here (snippet),
-// with the tokenizer queries are parsed with. FTS5's snippet() found the
-// hits again by MATCH and tokenized each text in the SQLite library: 40%
-// of a search, most of it seeking a five-word path's doclists again.
-// PostgreSQL's ts_headline would split the text with its own parser, which
-// keeps a path or a file name whole.
+// snippets fills in the hits' snippets and projects, in one query for
+// their texts (on either backend: a round trip to a server each). The
+// snippet is cut and marked here (snippet), with the tokenizer queries
+// are parsed with. FTS5's snippet() found the hits again by MATCH and
+// tokenized each text in the SQLite library: 40% of a search, most of it
+// seeking a five-word path's doclists again. PostgreSQL's ts_headline
+// would split the text with its own parser, which keeps a path or a file
+// name whole.
 func (s *Store) snippets(ctx context.Context, terms []term, hits []Hit) error {
+	var q query
+	var parts []string
+	at := map[string]map[int64][]int{} // kind, id: the hits' places
 	for _, ix := range searchIndexes {
-		var ids []any
-		at := map[int64][]int{}
+		var ids []string
 		for i, h := range hits {
-			if h.Kind == ix.kind {
-				ids = append(ids, h.ID)
-				at[h.ID] = append(at[h.ID], i)
+			if h.Kind != ix.kind {
+				continue
 			}
+			if at[ix.kind] == nil {
+				at[ix.kind] = map[int64][]int{}
+			}
+			if at[ix.kind][h.ID] == nil {
+				ids = append(ids, q.arg(h.ID))
+			}
+			at[ix.kind][h.ID] = append(at[ix.kind][h.ID], i)
 		}
 		if len(ids) == 0 {
 			continue
 		}
-		var rows []struct {
-			ID   int64  `db:"id"`
-			Text string `db:"text"`
-		}
-		q := fmt.Sprintf(`SELECT id, substr(%s, 1, %d) AS text FROM %s WHERE id IN (%s)`,
-			searchText[ix.kind], snippetText, ix.table, placeholders(len(ids)))
-		if err := s.db.SelectContext(ctx, &rows, q, ids...); err != nil {
-			return fmt.Errorf("search snippets: %w", err)
-		}
-		for _, r := range rows {
-			for _, i := range at[r.ID] {
-				hits[i].Snippet = snippet(r.Text, terms, snippetWords)
-			}
+		parts = append(parts, fmt.Sprintf(`SELECT '%s' AS kind, t.id, substr(t.%s, 1, %d) AS text, coalesce(s.project, '') AS project
+			FROM %s t LEFT JOIN sessions s ON s.id = t.session_id WHERE t.id IN (%s)`,
+			ix.kind, searchText[ix.kind], snippetText, ix.table, strings.Join(ids, ", ")))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	var rows []struct {
+		Kind    string `db:"kind"`
+		ID      int64  `db:"id"`
+		Text    string `db:"text"`
+		Project string `db:"project"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, strings.Join(parts, " UNION ALL "), q.args...); err != nil {
+		return fmt.Errorf("search snippets: %w", err)
+	}
+	for _, r := range rows {
+		for _, i := range at[r.Kind][r.ID] {
+			hits[i].Snippet = snippet(r.Text, terms, snippetWords)
+			hits[i].Project = r.Project
 		}
 	}
 	return nil

@@ -338,7 +338,21 @@ var ftsTables = []string{"messages_fts", "handoffs_fts", "compactions_fts", "not
 // match is the query as an FTS5 MATCH expression.
 func (sqliteDialect) match(q Query, all bool) string { return q.render(ftsSyntax, all) }
 
-// rank returns an index's best hits for a search, without their snippets.
+// rank returns each index's best hits for a search (rankIndex).
+func (d sqliteDialect) rank(ctx context.Context, db *sqlx.DB, ixs []searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error) {
+	var hits []Hit
+	for _, ix := range ixs {
+		h, err := d.rankIndex(ctx, db, ix, o, match, scored)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h...)
+	}
+	return hits, nil
+}
+
+// rankIndex returns an index's best hits for a search, without their
+// snippets.
 //
 // FTS5 hands out a MATCH's rows newest first (by rowid, the order rows were
 // stored in) at about 0.4 µs a row and stops at the LIMIT, whatever the
@@ -352,7 +366,7 @@ func (sqliteDialect) match(q Query, all bool) string { return q.render(ftsSyntax
 // FTS5's bm25() is not used: it computes each term's IDF by counting every
 // row of the whole index that matches it, once per query, which for a
 // common word at a million messages is 80% of a search.
-func (d sqliteDialect) rank(ctx context.Context, db *sqlx.DB, ix searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error) {
+func (d sqliteDialect) rankIndex(ctx context.Context, db *sqlx.DB, ix searchIndex, o SearchOptions, match string, scored bool) ([]Hit, error) {
 	terms := o.Query.terms()
 	n := o.Limit
 	if scored && len(terms) > 1 {

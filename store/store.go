@@ -185,14 +185,19 @@ func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
 // reported; while the winner is still on its way (each migration is a
 // transaction of its own) the loser waits a little and tries the rest.
 func (s *Store) migrate(ctx context.Context) error {
-	want, err := s.d.target()
-	if err != nil {
-		return fmt.Errorf("read migrations: %w", err)
-	}
 	// goose's table, not the mark: what writes checks the schema itself.
 	have, err := gooseVersion(ctx, s.db, s.d)
 	if err != nil {
 		return err
+	}
+	return s.migrateFrom(ctx, have)
+}
+
+// migrateFrom is migrate from the version have, just read.
+func (s *Store) migrateFrom(ctx context.Context, have int64) error {
+	want, err := s.d.target()
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
 	}
 	if have == want {
 		return s.d.markVersion(ctx, s.db, want, false)

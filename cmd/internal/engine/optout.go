@@ -335,53 +335,41 @@ func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, file
 // excludedFromSearch are the projects a search leaves out: the paused
 // folders (and those below them), and the stored projects that have a
 // .ledgerignore of their own (one stat each; a stored project is the top
-// of its checkout, where the file is).
-func excludedFromSearch(ctx context.Context, st *store.Store) (trees, projects []string, err error) {
-	ps, err := st.PausedProjects(ctx)
-	if err != nil {
-		return nil, nil, err
+// of its checkout, where the file is); and the opt-out dropExcluded checks
+// the hits against.
+func excludedFromSearch(ctx context.Context, st *store.Store) (trees, projects []string, o *optOut, err error) {
+	if o, err = loadOptOut(ctx, st); err != nil {
+		return nil, nil, nil, err
 	}
-	for _, p := range ps {
-		trees = append(trees, p.Project)
-	}
+	trees = slices.Clone(o.paused)
 	all, err := st.Projects(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, p := range all {
 		if fi, err := os.Stat(filepath.Join(p, IgnoreFile)); err == nil && !fi.IsDir() {
 			projects = append(projects, p)
 		}
 	}
-	return trees, projects, nil
+	return trees, projects, o, nil
 }
 
 // dropExcluded leaves out the search hits of sessions whose project is
-// kept out of the ledger: what was stored before a pause (or before a
-// .ledgerignore appeared) is not searched, until forget removes it.
-func dropExcluded(ctx context.Context, st *store.Store, hits []store.Hit) ([]store.Hit, error) {
-	if len(hits) == 0 {
-		return hits, nil
-	}
-	o, err := loadOptOut(ctx, st)
-	if err != nil {
-		return nil, err
-	}
+// kept out of the ledger (o): what was stored before a pause (or before a
+// .ledgerignore appeared) is not searched, until forget removes it. Each
+// hit carries its session's project, read with its snippet.
+func dropExcluded(o *optOut, hits []store.Hit) []store.Hit {
 	out := hits[:0]
 	excluded := map[string]bool{}
 	for _, h := range hits {
-		ex, ok := excluded[h.SessionID]
+		ex, ok := excluded[h.Project]
 		if !ok {
-			if sess, err := st.Session(ctx, h.SessionID); err == nil {
-				ex = o.why(sess.Project) != ""
-			} else if !notFound(err) {
-				return nil, err
-			}
-			excluded[h.SessionID] = ex
+			ex = o.why(h.Project) != ""
+			excluded[h.Project] = ex
 		}
 		if !ex {
 			out = append(out, h)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -165,15 +165,16 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) (store.SearchRes
 	}
 	// The projects kept out are left out by the search itself, so that
 	// the limit counts what is shown (optout.go).
-	if o.ExcludeTrees, o.ExcludeProjects, err = excludedFromSearch(ctx, st); err != nil {
+	var out *optOut
+	if o.ExcludeTrees, o.ExcludeProjects, out, err = excludedFromSearch(ctx, st); err != nil {
 		return store.SearchResult{}, err
 	}
 	res, err := st.Search(ctx, o)
 	if err != nil {
 		return res, err
 	}
-	res.Hits, err = dropExcluded(ctx, st, res.Hits) // what the search could not tell: an ignore file at a checkout's top
-	return res, err
+	res.Hits = dropExcluded(out, res.Hits) // what the search could not tell: an ignore file at a checkout's top
+	return res, nil
 }
 
 // AuditRow is one element of `ledger audit --json`.
