@@ -96,13 +96,22 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 	for _, m := range sent {
 		marks[m.SessionID] = m
 	}
-	var forgotten []string
-	if err := dst.db.SelectContext(ctx, &forgotten, `SELECT session_id FROM forgotten`); err != nil {
-		return out, fmt.Errorf("sync: read forgotten sessions: %w", err)
-	}
-	gone := map[string]bool{}
-	for _, id := range forgotten {
-		gone[id] = true
+	// The sessions dst has forgotten are read once something is to be
+	// sent: a push with nothing new is the marks' one statement.
+	var gone map[string]bool
+	forgotten := func() (map[string]bool, error) {
+		if gone != nil {
+			return gone, nil
+		}
+		var ids []string
+		if err := dst.db.SelectContext(ctx, &ids, `SELECT session_id FROM forgotten`); err != nil {
+			return nil, fmt.Errorf("sync: read forgotten sessions: %w", err)
+		}
+		gone = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			gone[id] = true
+		}
+		return gone, nil
 	}
 	var failed PushError
 	var have []pushMark
@@ -131,6 +140,10 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 			return out, err
 		}
 		failed.Tried++
+		gone, err := forgotten()
+		if err != nil {
+			return out, err
+		}
 		if gone[h.SessionID] {
 			if err := saveMark(ctx, dst.db, origin, h); err != nil {
 				return out, fmt.Errorf("sync %s: %w", h.SessionID, err)
