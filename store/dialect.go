@@ -78,6 +78,15 @@ type dialect interface {
 	// indexMessages adds the messages with ids after after to the
 	// full-text index.
 	indexMessages(ctx context.Context, tx *sqlx.Tx, after int64) error
+	// rowContext is the context of the statements a writer runs for one
+	// record (a message row, its usage), from the ingest's: the same, or
+	// one that does not end, where watching it costs more than the
+	// statement and the ingest stops between records anyway.
+	rowContext(ctx context.Context) context.Context
+	// cachesStatements tells whether a writer prepares each statement it
+	// runs once per transaction: where the driver parses a statement's
+	// text at every call, rather than sending it in one round trip.
+	cachesStatements() bool
 
 	// match is a query as the backend's full-text search takes it, every
 	// word of a group needed (all) or any of them.

@@ -291,6 +291,13 @@ func (postgresDialect) insertMessage(ctx context.Context, tx *sqlx.Tx) (insertFu
 	}, nil
 }
 
+// rowContext is ctx: a statement waits on a server, which may not answer.
+func (postgresDialect) rowContext(ctx context.Context) context.Context { return ctx }
+
+// cachesStatements: a statement not prepared is one round trip
+// (pgdriver's exec mode); preparing it would add two.
+func (postgresDialect) cachesStatements() bool { return false }
+
 // indexMessages: the tsvector columns are generated with their rows.
 func (postgresDialect) indexMessages(context.Context, *sqlx.Tx, int64) error { return nil }
 

@@ -64,6 +64,11 @@ type Writer struct {
 	d        dialect
 	host     string // written on the sessions it creates
 	copied   copyBuffer
+	// prepared are the statements run so far, by their text, where the
+	// dialect parses a statement's text at every call (cachesStatements):
+	// a compaction's four statements were parsed each time, 4-5% of an
+	// ingest. The transaction closes them.
+	prepared map[string]*sqlx.Stmt
 }
 
 // copyBuffer holds the messages of sessions new to the ledger until they
@@ -160,6 +165,51 @@ func (s *Store) NewWriter(ctx context.Context, source string) (*Writer, error) {
 	return w, nil
 }
 
+// stmt is the statement of query in the writer's transaction, prepared
+// once where the dialect caches statements, else nil.
+func (w *Writer) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if !w.d.cachesStatements() {
+		return nil, nil
+	}
+	if st, ok := w.prepared[query]; ok {
+		return st, nil
+	}
+	st, err := w.tx.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if w.prepared == nil {
+		w.prepared = map[string]*sqlx.Stmt{}
+	}
+	w.prepared[query] = st
+	return st, nil
+}
+
+// exec runs a statement that returns no rows in the writer's transaction.
+func (w *Writer) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return w.tx.ExecContext(ctx, query, args...)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// get runs a query in the writer's transaction and scans its one row into
+// dest (sqlx's Get).
+func (w *Writer) get(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return w.tx.GetContext(ctx, dest, query, args...)
+	}
+	return st.GetContext(ctx, dest, args...)
+}
+
 // SetSource sets the source format ("claude" or "codex") of the sessions
 // the next records create.
 func (w *Writer) SetSource(source string) { w.source = source }
@@ -198,7 +248,7 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		Pending    bool          `db:"pending"`
 		Titled     bool          `db:"titled"`
 	}
-	err := w.tx.GetContext(ctx, &row, `
+	err := w.get(ctx, &row, `
 		SELECT (SELECT max(seq) FROM messages WHERE session_id = s.id) AS seq,
 			s.title <> '' AS titled,
 			s.tool_calls,
@@ -207,13 +257,13 @@ func (w *Writer) session(ctx context.Context, id string) (*sessionState, error) 
 		FROM sessions s WHERE s.id = $1`, id)
 	switch {
 	case err == sql.ErrNoRows:
-		if err := w.tx.GetContext(ctx, &st.forgotten, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session_id = $1)`, id); err != nil {
+		if err := w.get(ctx, &st.forgotten, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session_id = $1)`, id); err != nil {
 			return nil, fmt.Errorf("check forgotten %s: %w", id, err)
 		}
 		if st.forgotten {
 			break
 		}
-		if _, err := w.tx.ExecContext(ctx, `INSERT INTO sessions (id, source, host) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, id, w.source, w.host); err != nil {
+		if _, err := w.exec(ctx, `INSERT INTO sessions (id, source, host) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, id, w.source, w.host); err != nil {
 			return nil, fmt.Errorf("insert session %s: %w", id, err)
 		}
 		st.fresh = true
@@ -264,6 +314,7 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 	if p.ID == "" {
 		return nil
 	}
+	ctx = w.d.rowContext(ctx)
 	p.ID = w.StoredID(p.ID)
 	st, err := w.session(ctx, p.ID)
 	if err != nil || st.forgotten {
@@ -294,7 +345,7 @@ func (w *Writer) PatchSession(ctx context.Context, p SessionPatch) error {
 		}
 		if p.UsageOf != "" && !w.bufferedUsage(verbatim(p.ID), verbatim(w.StoredID(p.UsageOf)), p.Usage) {
 			in, cacheCreation, cacheRead, out := usageArgs(p.Usage)
-			if _, err := w.tx.ExecContext(ctx, `UPDATE messages SET input_tokens = $1, cache_creation_tokens = $2,
+			if _, err := w.exec(ctx, `UPDATE messages SET input_tokens = $1, cache_creation_tokens = $2,
 				cache_read_tokens = $3, output_tokens = $4 WHERE session_id = $5 AND uuid = $6`,
 				in, cacheCreation, cacheRead, out, verbatim(p.ID), verbatim(w.StoredID(p.UsageOf))); err != nil {
 				return fmt.Errorf("keep usage on %s: %w", p.UsageOf, err)
@@ -329,7 +380,7 @@ func (w *Writer) sawUsage(ctx context.Context, session string, st *sessionState,
 	if !st.pendingPost {
 		return nil
 	}
-	if _, err := w.tx.ExecContext(ctx, `UPDATE compactions SET post_tokens = $1 WHERE session_id = $2 AND post_tokens IS NULL`,
+	if _, err := w.exec(ctx, `UPDATE compactions SET post_tokens = $1 WHERE session_id = $2 AND post_tokens IS NULL`,
 		st.context, verbatim(session)); err != nil {
 		return fmt.Errorf("set post tokens: %w", err)
 	}
@@ -429,6 +480,7 @@ func (w *Writer) AddPrepared(ctx context.Context, p PreparedMessage) (bool, erro
 	if m.SessionID == "" || m.UUID == "" {
 		return false, fmt.Errorf("message without session or uuid")
 	}
+	ctx = w.d.rowContext(ctx)
 	st, err := w.session(ctx, m.SessionID)
 	if err != nil || st.forgotten {
 		return false, err
@@ -682,7 +734,7 @@ func positive(n int64) any {
 // boundary it follows (its parent), else the session's latest compaction
 // still without a summary.
 func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
-	_, err := w.tx.ExecContext(ctx, `
+	_, err := w.exec(ctx, `
 		UPDATE compactions SET summary = $1
 		WHERE id = coalesce(
 			(SELECT id FROM compactions WHERE session_id = $2 AND boundary_uuid = $3 AND summary = ''),
@@ -733,7 +785,7 @@ func (w *Writer) addBoundary(ctx context.Context, b compact.Boundary, synced *sy
 		return false, err
 	}
 	var exists bool
-	if err := w.tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM compactions WHERE session_id = $1 AND boundary_uuid = $2)`,
+	if err := w.get(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM compactions WHERE session_id = $1 AND boundary_uuid = $2)`,
 		b.SessionID, b.UUID); err != nil {
 		return false, fmt.Errorf("find compaction: %w", err)
 	}
@@ -760,7 +812,7 @@ func (w *Writer) addBoundary(ctx context.Context, b compact.Boundary, synced *sy
 	if synced != nil {
 		return w.insertBoundary(ctx, st, b, at, pre, post, kept, *synced)
 	}
-	res, err := w.tx.ExecContext(ctx, `
+	res, err := w.exec(ctx, `
 		UPDATE compactions SET boundary_uuid = $1, logical_parent_uuid = $2, trigger = $3,
 			pre_tokens = coalesce($4, pre_tokens), post_tokens = coalesce($5, post_tokens),
 			summary = CASE WHEN $6 <> '' THEN $6 ELSE summary END,
@@ -788,7 +840,7 @@ func (w *Writer) insertBoundary(ctx context.Context, st *sessionState, b compact
 	if rec.HandoffID != nil {
 		handoffID = *rec.HandoffID
 	}
-	if _, err := w.tx.ExecContext(ctx, `
+	if _, err := w.exec(ctx, `
 		INSERT INTO compactions (session_id, boundary_uuid, logical_parent_uuid, at, trigger, pre_tokens, post_tokens, summary, source, tool_calls,
 			preserved_head_uuid, preserved_tail_uuid, preserved_messages, handoff_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
@@ -816,7 +868,7 @@ func (w *Writer) boundaryTime(ctx context.Context, st *sessionState, session str
 		return time.Time{}, err
 	}
 	var at sql.NullTime
-	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
+	err := w.get(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, session)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, fmt.Errorf("compaction time: %w", err)
 	}
@@ -848,7 +900,7 @@ const messageOrder = `SELECT id, row_number() OVER (ORDER BY k NULLS FIRST, id) 
 // renumber numbers a session's messages again in time order, writing only
 // the rows whose number changes.
 func (w *Writer) renumber(ctx context.Context, session string) error {
-	if _, err := w.tx.ExecContext(ctx, `UPDATE messages SET seq = r.n FROM (`+messageOrder+`) AS r
+	if _, err := w.exec(ctx, `UPDATE messages SET seq = r.n FROM (`+messageOrder+`) AS r
 		WHERE messages.id = r.id AND messages.seq <> r.n`, verbatim(session)); err != nil {
 		return fmt.Errorf("number messages of %s in time order: %w", session, err)
 	}
@@ -859,7 +911,7 @@ func (w *Writer) renumber(ctx context.Context, session string) error {
 // none has one): that of the last numbered message with a time.
 func (w *Writer) latestTime(ctx context.Context, session string) (time.Time, error) {
 	var at sql.NullTime
-	err := w.tx.GetContext(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, verbatim(session))
+	err := w.get(ctx, &at, `SELECT at FROM messages WHERE session_id = $1 AND at IS NOT NULL ORDER BY seq DESC LIMIT 1`, verbatim(session))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return time.Time{}, fmt.Errorf("latest message time of %s: %w", session, err)
 	}
@@ -950,7 +1002,7 @@ func (w *Writer) flushSession(ctx context.Context, id string, st *sessionState) 
 		cost = &compact.Cost{USD: cost.USD, LinesAdded: cost.LinesAdded, LinesRemoved: cost.LinesRemoved}
 	}
 	hasCost := p.Cost != nil
-	_, err := w.tx.ExecContext(ctx, `
+	_, err := w.exec(ctx, `
 		UPDATE sessions SET
 			project = CASE WHEN project = '' AND $1 <> '' THEN $1 ELSE project END,
 			git_branch = CASE WHEN $2 <> '' THEN $2 ELSE git_branch END,
