@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentledger/ledger/compact"
+)
+
+// TestWriterStopsWithItsContext: a writer's per-record statements run
+// under a context that cannot end (rowContext), prepared once per
+// transaction; the ingest's context still ends the transaction: what it
+// added is rolled back, compactions and all, the held connection is given
+// back, and the next writer writes, using its own prepared statements.
+func TestWriterStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	s := openAt(t, filepath.Join(t.TempDir(), "ledger.db"))
+	bg := context.Background()
+	held, release, err := s.HoldIngest(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	write := func(ctx context.Context, session string, cancel func()) error {
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			return err
+		}
+		defer w.Rollback()
+		for i := range 3 {
+			if _, err := w.AddMessage(ctx, compact.Message{UUID: fmt.Sprintf("m%d", i), SessionID: session, Role: compact.RoleUser,
+				Blocks: []compact.Block{{Kind: compact.BlockText, Text: "hello"}}}); err != nil {
+				return err
+			}
+			if _, err := w.AddBoundary(ctx, compact.Boundary{SessionID: session, UUID: fmt.Sprintf("b%d", i), Trigger: "auto"}); err != nil {
+				return err
+			}
+		}
+		if cancel != nil {
+			cancel()
+		}
+		return w.Commit(ctx, nil)
+	}
+	ctx, cancel := context.WithCancel(held)
+	if err := write(ctx, "stopped", cancel); err == nil {
+		t.Fatal("a writer whose context ended committed")
+	}
+	for _, session := range []string{"after", "after2"} {
+		if err := write(held, session, nil); err != nil {
+			t.Fatalf("writer after a stopped one: %v", err)
+		}
+	}
+	for session, want := range map[string]int{"stopped": 0, "after": 3, "after2": 3} {
+		var msgs, comps int
+		if err := s.db.Get(&msgs, `SELECT count(*) FROM messages WHERE session_id = ?`, session); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Get(&comps, `SELECT count(*) FROM compactions WHERE session_id = ?`, session); err != nil {
+			t.Fatal(err)
+		}
+		if msgs != want || comps != want {
+			t.Errorf("session %s: %d messages, %d compactions; want %d of each", session, msgs, comps, want)
+		}
+	}
+}
