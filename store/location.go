@@ -2,7 +2,6 @@ package store
 
 import (
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -26,9 +25,24 @@ type NotLedgerError struct {
 
 func (e *NotLedgerError) Error() string { return e.Location + " " + e.Why }
 
-// urlLike matches a value that starts with a URL scheme of two letters or
-// more (a Windows drive, C:, has one).
-var urlLike = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+// urlLike tells whether a value starts with a URL scheme of two letters or
+// more (a Windows drive, C:, has one): what ^[A-Za-z][A-Za-z0-9+.-]+:
+// matches. A loop, not a regexp: every command with --db checks its value,
+// and a package-level regexp is compiled at every start of the binary.
+func urlLike(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '.' || c == '-'):
+		case i > 1 && c == ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
 
 // CheckLocation says what is wrong with a database location (--db,
 // $LEDGER_DB) before anything is opened, or nil: a PostgreSQL URL, or any
@@ -41,7 +55,7 @@ func CheckLocation(db string) error {
 		return nil
 	case strings.TrimSpace(db) == "":
 		return &NotLedgerError{Location: strconv.Quote(db), Why: "is blank: give a SQLite file's path or a postgres:// URL"}
-	case urlLike.MatchString(db):
+	case urlLike(db):
 		return &NotLedgerError{Location: strconv.Quote(db), Why: "is not a postgres:// or postgresql:// URL, and ledger takes no other kind: " +
 			"give a PostgreSQL URL, or a SQLite file's path (./" + db + " for a file whose name has a colon)"}
 	}

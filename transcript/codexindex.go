@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -16,8 +17,11 @@ import (
 //
 // The latest line for an id holds.
 
-// codexThreadID is a Codex thread id: a UUID.
-var codexThreadID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+// codexThreadID matches a Codex thread id: a UUID. It is compiled on first
+// use, not at each start of the binary (see uuidPattern).
+var codexThreadID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // Bounds on what a session index can make the reader keep: it is another
 // program's file, read as untrusted input.
@@ -40,7 +44,7 @@ func ReadCodexThreadNames(r io.Reader) map[string]string {
 			ID         string `json:"id"`
 			ThreadName string `json:"thread_name"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || !codexThreadID.MatchString(e.ID) {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || !codexThreadID().MatchString(e.ID) {
 			continue
 		}
 		name := cleanThreadName(e.ThreadName)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/agentledger/ledger/transcript"
 )
@@ -15,8 +16,9 @@ import (
 const maxSessionIndex = 8 << 20
 
 // codexDated matches the folders of a rollout below its Codex home:
-// sessions/YYYY/MM/DD.
-var codexDated = regexp.MustCompile(`^\d{4}$|^\d{2}$`)
+// sessions/YYYY/MM/DD. It is compiled on first use: a package's variables
+// are set up at every start of the binary, which every command pays for.
+var codexDated = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}$|^\d{2}$`) })
 
 // codexHomeOf is the Codex home of a rollout at
 // <home>/sessions/YYYY/MM/DD/rollout-*.jsonl, or "" when it is not laid out
@@ -30,7 +32,7 @@ func codexHomeOf(rollout string) string {
 		return ""
 	}
 	for _, d := range []string{day, month, year} {
-		if !codexDated.MatchString(filepath.Base(d)) {
+		if !codexDated().MatchString(filepath.Base(d)) {
 			return ""
 		}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"path"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -73,26 +74,28 @@ func stem(w string) string {
 	return w
 }
 
-// lossStopWords carry no topic of their own.
-var lossStopWords = map[string]bool{}
-
-func init() {
+// lossStopWords carry no topic of their own. The set is built on first use:
+// an init would build it at every start of the binary, for a loss report
+// few processes make.
+var lossStopWords = sync.OnceValue(func() map[string]bool {
+	words := map[string]bool{}
 	for _, w := range strings.Fields(`the and that this with for from into onto are was were been being have has had
 		not but you your our its it's they them their then than there here what when where which while who why how
 		all any each some more most other such only own same too very can will just should would could may might must
 		shall does did doing done don't now also use using used make made get got let lets about after again before
 		because between both down during few further once over under until off out per via yes no please okay ok
 		thing things way see look need needs want wants like i'm we're let's one two new old add run`) {
-		lossStopWords[w] = true
+		words[w] = true
 	}
-}
+	return words
+})
 
 // distinctiveSeq are the stems of s's words that name something, in
 // order: three letters or more, no stop word.
 func distinctiveSeq(s string) []string {
 	var out []string
 	for _, w := range lossWords(s) {
-		if len([]rune(w)) >= 3 && !lossStopWords[w] {
+		if len([]rune(w)) >= 3 && !lossStopWords()[w] {
 			out = append(out, stem(w))
 		}
 	}
