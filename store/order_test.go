@@ -273,3 +273,45 @@ func TestUsageOfBackends(t *testing.T) {
 		})
 	}
 }
+
+// TestPushMarksOfAnOlderLedger: marks an older ledger left on the server
+// (no count of messages, no fingerprint of records) make the next push
+// check each session once by its largest ids and record the count: it
+// sends nothing that was sent, and from then on a push with nothing new
+// sends nothing; a message added after is sent.
+func TestPushMarksOfAnOlderLedger(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	local, dst := openSQLite(t), openPG(t)
+	at := fillConversation(t, local)
+	if _, err := local.Push(ctx, dst, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.db.ExecContext(ctx, `UPDATE sync_marks SET messages = -1, records = ''`); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 0} {
+		got, err := local.Push(ctx, dst, "alice")
+		if err != nil || got.Messages != want || got.Compactions != 0 || got.Handoffs != 0 {
+			t.Fatalf("push %d after older marks sent %+v, %v; want nothing", i+1, got, err)
+		}
+	}
+	var unmarked int
+	if err := dst.db.GetContext(ctx, &unmarked, `SELECT count(*) FROM sync_marks WHERE messages < 0`); err != nil || unmarked != 0 {
+		t.Errorf("%d marks still without a count (%v)", unmarked, err)
+	}
+	w, err := local.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddMessage(ctx, compact.Message{UUID: "late", SessionID: "s1", Role: compact.RoleUser, Time: at.Add(time.Hour),
+		Blocks: []compact.Block{{Kind: compact.BlockText, Text: "late"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := local.Push(ctx, dst, "alice"); err != nil || got.Messages != 1 {
+		t.Errorf("push after a new message sent %+v, %v; want it", got, err)
+	}
+}

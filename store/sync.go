@@ -66,6 +66,11 @@ type pushMark struct {
 	// they were pushed (recordsPrint): a record completed after its push
 	// changes it, and the next push sends the records again.
 	Records string `db:"records"`
+	// Messages is the session's count of messages added (sessions.messages,
+	// which every insert raises) when it was pushed; -1 in a mark an older
+	// ledger left. A count still the same says nothing was added since,
+	// without looking for the session's largest message id.
+	Messages int64 `db:"messages"`
 }
 
 // pushPage is how many messages a push reads at a time.
@@ -89,7 +94,7 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		return out, errors.New("sync: the destination must be a PostgreSQL ledger (postgres://...)")
 	}
 	var sent []pushMark
-	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes, records FROM sync_marks WHERE origin = $1`, origin); err != nil {
+	if err := dst.db.SelectContext(ctx, &sent, `SELECT session_id, seq, compactions, handoffs, notes, records, messages FROM sync_marks WHERE origin = $1`, origin); err != nil {
 		return out, fmt.Errorf("sync: read marks: %w", err)
 	}
 	marks := map[string]pushMark{}
@@ -114,13 +119,18 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		return gone, nil
 	}
 	var failed PushError
+	// What each session holds here: its count of messages added, the
+	// largest ids of its records (small tables). The largest message id,
+	// the mark a push moves on to, is looked for only for a session with
+	// something to send.
 	var have []pushMark
-	if err := s.db.SelectContext(ctx, &have, `SELECT s.id AS session_id,
-		coalesce((SELECT max(id) FROM messages WHERE session_id = s.id), -1) AS seq,
-		coalesce((SELECT max(id) FROM compactions WHERE session_id = s.id), 0) AS compactions,
-		coalesce((SELECT max(id) FROM handoffs WHERE session_id = s.id), 0) AS handoffs,
-		coalesce((SELECT max(id) FROM notes WHERE session_id = s.id), 0) AS notes
-		FROM sessions s ORDER BY s.id`); err != nil {
+	if err := s.db.SelectContext(ctx, &have, `SELECT s.id AS session_id, s.messages AS messages,
+		coalesce(c.last, 0) AS compactions, coalesce(h.last, 0) AS handoffs, coalesce(n.last, 0) AS notes
+		FROM sessions s
+		LEFT JOIN (SELECT session_id, max(id) AS last FROM compactions GROUP BY session_id) c ON c.session_id = s.id
+		LEFT JOIN (SELECT session_id, max(id) AS last FROM handoffs GROUP BY session_id) h ON h.session_id = s.id
+		LEFT JOIN (SELECT session_id, max(id) AS last FROM notes GROUP BY session_id) n ON n.session_id = s.id
+		ORDER BY s.id`); err != nil {
 		return out, fmt.Errorf("sync: read sessions: %w", err)
 	}
 	prints, err := s.recordsPrints(ctx)
@@ -133,8 +143,11 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		if !ok {
 			m = pushMark{SessionID: h.SessionID, Seq: -1, Records: h.Records}
 		}
-		if h.Seq <= m.Seq && h.Compactions <= m.Compactions && h.Handoffs <= m.Handoffs && h.Notes <= m.Notes && h.Records == m.Records {
+		if h.Messages == m.Messages && h.Compactions <= m.Compactions && h.Handoffs <= m.Handoffs && h.Notes <= m.Notes && h.Records == m.Records {
 			continue
+		}
+		if err := s.db.GetContext(ctx, &h.Seq, `SELECT coalesce(max(id), -1) FROM messages WHERE session_id = $1`, h.SessionID); err != nil {
+			return out, fmt.Errorf("sync: read messages of %s: %w", h.SessionID, err)
 		}
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -173,11 +186,12 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 
 // saveMark records how far a session was pushed from origin.
 func saveMark(ctx context.Context, db sqlx.ExecerContext, origin string, to pushMark) error {
-	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, records, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	if _, err := db.ExecContext(ctx, `INSERT INTO sync_marks (origin, session_id, seq, compactions, handoffs, notes, records, messages, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, compactions = excluded.compactions,
-			handoffs = excluded.handoffs, notes = excluded.notes, records = excluded.records, updated_at = excluded.updated_at`,
-		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, to.Records, time.Now().UTC()); err != nil {
+			handoffs = excluded.handoffs, notes = excluded.notes, records = excluded.records, messages = excluded.messages,
+			updated_at = excluded.updated_at`,
+		origin, to.SessionID, to.Seq, to.Compactions, to.Handoffs, to.Notes, to.Records, to.Messages, time.Now().UTC()); err != nil {
 		return fmt.Errorf("save mark: %w", err)
 	}
 	return nil
