@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
-	"github.com/agentledger/ledger/store/pgtest"
 )
 
 // backend is a way to open a fresh ledger: a SQLite file, or a database on
@@ -25,7 +24,7 @@ type backend struct {
 func openPG(t testing.TB, opts ...Option) *Store {
 	t.Helper()
 	opts = append([]Option{WithLocalPath(t.TempDir() + "/ledger.db"), WithHost("test-host")}, opts...)
-	s, err := Open(context.Background(), pgtest.URL(t), opts...)
+	s, err := Open(context.Background(), migratedPG(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,11 @@ import (
 	"github.com/agentledger/ledger/migrations"
 )
 
-// openTemp opens a fresh ledger in a temporary folder.
+// openTemp opens a new ledger in a temporary folder: a copy of the
+// migrated template (see sqliteTemplate).
 func openTemp(t testing.TB, opts ...Option) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sub", "ledger.db"), opts...)
+	s, err := Open(context.Background(), migratedFile(t, filepath.Join(t.TempDir(), "sub", "ledger.db")), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
