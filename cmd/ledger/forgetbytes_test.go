@@ -156,7 +156,7 @@ type pgForget struct {
 
 func newPGForget(t *testing.T, gone, kept string) *pgForget {
 	t.Helper()
-	f := &pgForget{url: pgtest.URL(t), home: t.TempDir(), gone: gone}
+	f := &pgForget{url: migratedPG(t), home: t.TempDir(), gone: gone}
 	var dir string
 	dir, f.markers = forgetFixture(t, f.home, gone, kept)
 	var err error

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentledger/ledger/store/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/json/golden")
@@ -44,7 +42,7 @@ func TestJSONGolden(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		checkJSONGolden(t, t.TempDir(), pgtest.URL(t), false)
+		checkJSONGolden(t, t.TempDir(), migratedPG(t), false)
 	})
 }
 
@@ -141,7 +139,7 @@ func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
 func TestSyncKeepsUnknowns(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	local, url := filepath.Join(home, "ledger.db"), pgtest.URL(t)
+	local, url := filepath.Join(home, "ledger.db"), migratedPG(t)
 	ledger := fillGoldenLedger(t, home, local)
 	ledger("sync", "--to", url)
 	server := goldenLedger(t, home, url)

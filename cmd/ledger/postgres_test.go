@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/store/pgtest"
 )
 
@@ -41,6 +43,20 @@ func TestDBURLIsNeverAFile(t *testing.T) {
 	if _, err := os.Stat("postgres:"); err == nil {
 		t.Errorf("a folder called postgres: was made")
 	}
+}
+
+// migratedPG returns a new database on the test server, migrated: a copy
+// of a template made once per test process (pgtest.Migrated), for the
+// tests whose subject is not a new team ledger's migration.
+func migratedPG(t *testing.T) string {
+	t.Helper()
+	return pgtest.Migrated(t, "ledger", func(url string) error {
+		s, err := store.Open(context.Background(), url, store.WithLocalPath(filepath.Join(os.TempDir(), "ledger-template.db")))
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
 }
 
 // ledgerEnv runs a command line in-process with a clean environment and
@@ -83,7 +99,7 @@ func counts(t *testing.T, home, db string) ledgerCounts {
 func TestTeamLedgerConcurrentIngest(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
@@ -142,7 +158,7 @@ var parityQueries = [][]string{
 func TestSearchParity(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
@@ -184,7 +200,7 @@ func TestSearchParity(t *testing.T) {
 func TestSyncTwice(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
@@ -230,7 +246,7 @@ func TestSyncTwice(t *testing.T) {
 func TestTeamLedgerSameAnswers(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
@@ -262,7 +278,7 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 func TestMCPOnPostgres(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	ingestBin(t, home, url, corpus)
 	c := startMCP(t, home, "--db", url, "mcp")
@@ -296,7 +312,7 @@ func TestMCPOnPostgres(t *testing.T) {
 // list, a session, a search.
 func TestServeOnPostgres(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	if r := runBin(t, home, "", "--db", url, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
@@ -349,7 +365,7 @@ func TestHooksOnPostgres(t *testing.T) {
 			boundary = i
 		}
 	}
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)

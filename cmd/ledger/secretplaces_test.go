@@ -241,7 +241,7 @@ func TestSecretsNeverStoredAnywhere(t *testing.T) {
 
 	// The team ledger.
 	if os.Getenv(pgtest.Env) != "" {
-		url := pgtest.URL(t)
+		url := migratedPG(t)
 		outputs.WriteString(run("", "sync", "--to", url))
 		assertNoLeak(t, "the team ledger's rows", pgRows(t, url), secrets)
 	}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentledger/ledger/store/pgtest"
 )
 
 // TestSyncAfterForgetOnServer: a session forgotten on the team ledger is
@@ -19,7 +17,7 @@ import (
 func TestSyncAfterForgetOnServer(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {

@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/agentledger/ledger/store/pgtest"
 )
 
 // TestSyncSameAnswers: after `ledger sync`, every read command's --json
@@ -27,7 +25,7 @@ import (
 func TestSyncSameAnswers(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := pgtest.URL(t)
+	url := migratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	ingestBin(t, home, local, corpus)
