@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/json/golden")
@@ -42,7 +44,7 @@ func TestJSONGolden(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		checkJSONGolden(t, t.TempDir(), migratedPG(t), false)
+		checkJSONGolden(t, t.TempDir(), storetest.MigratedPG(t), false)
 	})
 }
 
@@ -139,7 +141,7 @@ func checkJSONGolden(t *testing.T, home, db string, rewrite bool) {
 func TestSyncKeepsUnknowns(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	local, url := filepath.Join(home, "ledger.db"), migratedPG(t)
+	local, url := filepath.Join(home, "ledger.db"), storetest.MigratedPG(t)
 	ledger := fillGoldenLedger(t, home, local)
 	ledger("sync", "--to", url)
 	server := goldenLedger(t, home, url)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -16,8 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentledger/ledger/store"
 	"github.com/agentledger/ledger/store/pgtest"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestDBURLIsNeverAFile: a postgres:// --db or $LEDGER_DB is a server;
@@ -43,20 +42,6 @@ func TestDBURLIsNeverAFile(t *testing.T) {
 	if _, err := os.Stat("postgres:"); err == nil {
 		t.Errorf("a folder called postgres: was made")
 	}
-}
-
-// migratedPG returns a new database on the test server, migrated: a copy
-// of a template made once per test process (pgtest.Migrated), for the
-// tests whose subject is not a new team ledger's migration.
-func migratedPG(t *testing.T) string {
-	t.Helper()
-	return pgtest.Migrated(t, "ledger", func(url string) error {
-		s, err := store.Open(context.Background(), url, store.WithLocalPath(filepath.Join(os.TempDir(), "ledger-template.db")))
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	})
 }
 
 // ledgerEnv runs a command line in-process with a clean environment and
@@ -99,7 +84,7 @@ func counts(t *testing.T, home, db string) ledgerCounts {
 func TestTeamLedgerConcurrentIngest(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
@@ -158,7 +143,7 @@ var parityQueries = [][]string{
 func TestSearchParity(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
@@ -200,7 +185,7 @@ func TestSearchParity(t *testing.T) {
 func TestSyncTwice(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
@@ -246,7 +231,7 @@ func TestSyncTwice(t *testing.T) {
 func TestTeamLedgerSameAnswers(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	for _, db := range []string{local, url} {
@@ -278,7 +263,7 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 func TestMCPOnPostgres(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	ingestBin(t, home, url, corpus)
 	c := startMCP(t, home, "--db", url, "mcp")
@@ -312,7 +297,7 @@ func TestMCPOnPostgres(t *testing.T) {
 // list, a session, a search.
 func TestServeOnPostgres(t *testing.T) {
 	t.Parallel()
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	if r := runBin(t, home, "", "--db", url, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
@@ -365,7 +350,7 @@ func TestHooksOnPostgres(t *testing.T) {
 			boundary = i
 		}
 	}
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/store/pgtest"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // placed is a secret put in one placement of the fixtures in
@@ -241,7 +242,7 @@ func TestSecretsNeverStoredAnywhere(t *testing.T) {
 
 	// The team ledger.
 	if os.Getenv(pgtest.Env) != "" {
-		url := migratedPG(t)
+		url := storetest.MigratedPG(t)
 		outputs.WriteString(run("", "sync", "--to", url))
 		assertNoLeak(t, "the team ledger's rows", pgRows(t, url), secrets)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestSyncAfterForgetOnServer: a session forgotten on the team ledger is
@@ -17,7 +19,7 @@ import (
 func TestSyncAfterForgetOnServer(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestSyncSameAnswers: after `ledger sync`, every read command's --json
@@ -25,7 +27,7 @@ import (
 func TestSyncSameAnswers(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
-	url := migratedPG(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	ingestBin(t, home, local, corpus)

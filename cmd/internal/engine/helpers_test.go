@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // engineOf is an engine over an open store.
@@ -17,10 +18,11 @@ func engineOf(s *store.Store) *Engine {
 	return newEngine(Config{DB: s.Path(), Mode: Write}, func(context.Context) (*store.Store, error) { return s, nil })
 }
 
-// openEngine is an engine over a new ledger in a temporary folder.
+// openEngine is an engine over a new ledger in a temporary folder (a copy
+// of a migrated one: see storetest).
 func openEngine(t testing.TB) (*Engine, *store.Store) {
 	t.Helper()
-	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
+	s, err := store.Open(context.Background(), storetest.MigratedFile(t, filepath.Join(t.TempDir(), "ledger.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
