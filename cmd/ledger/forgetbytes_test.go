@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store/pgtest"
-	"github.com/agentledger/ledger/store/storetest"
 )
 
 // forgetFixture writes two sessions of one project, the first full of
@@ -157,7 +156,7 @@ type pgForget struct {
 
 func newPGForget(t *testing.T, gone, kept string) *pgForget {
 	t.Helper()
-	f := &pgForget{url: storetest.MigratedPG(t), home: t.TempDir(), gone: gone}
+	f := &pgForget{url: pgtest.URL(t), home: t.TempDir(), gone: gone}
 	var dir string
 	dir, f.markers = forgetFixture(t, f.home, gone, kept)
 	var err error
