@@ -222,7 +222,7 @@ func firstDiff(a, b string) string {
 func TestSyncSendsRecordsCompletedLater(t *testing.T) {
 	t.Parallel()
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
-	url := pgtest.URL(t)
+	url := storetest.MigratedPG(t)
 	home := t.TempDir()
 	local := filepath.Join(home, "local.db")
 	lines, boundary := boundaryOf(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
