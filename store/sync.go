@@ -390,7 +390,12 @@ func (s *Store) dstHandoff(ctx context.Context, w *Writer, local sql.NullInt64, 
 // compaction figure read later, a handoff attached to a record read
 // before it. Sessions without records have none ("").
 func (s *Store) recordsPrints(ctx context.Context) (map[string]string, error) {
-	rows, err := s.db.QueryxContext(ctx, `SELECT `+compactionColumns+` FROM compactions ORDER BY session_id, id`)
+	// The summary's size, not its text: octet_length reads the size
+	// from the row without the summary's overflow pages (the text was
+	// most of an up-to-date sync's time at 100k messages).
+	rows, err := s.db.QueryxContext(ctx, `SELECT id, session_id, trigger, pre_tokens, post_tokens, octet_length(summary) AS summary,
+		source, handoff_id, boundary_uuid, logical_parent_uuid, preserved_head_uuid, preserved_tail_uuid, preserved_messages
+		FROM compactions ORDER BY session_id, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sync: read compactions: %w", err)
 	}
@@ -406,7 +411,7 @@ func (s *Store) recordsPrints(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	for rows.Next() {
-		var c compactionRow
+		var c compactionRow // its Summary holds the summary's size
 		if err := rows.StructScan(&c); err != nil {
 			return nil, fmt.Errorf("sync: read compactions: %w", err)
 		}
@@ -414,8 +419,8 @@ func (s *Store) recordsPrints(ctx context.Context) (map[string]string, error) {
 			flush()
 			session, h = c.SessionID, fnv.New64a()
 		}
-		fmt.Fprintf(h, "%d|%s|%s|%v|%v|%d|%s|%v|%s|%s|%s|%d\n", c.ID, c.BoundaryUUID.String, c.Trigger, c.PreTokens, c.PostTokens,
-			len(c.Summary), c.Source, c.HandoffID, c.LogicalParentUUID, c.PreservedHead, c.PreservedTail, c.PreservedMessages)
+		fmt.Fprintf(h, "%d|%s|%s|%v|%v|%s|%s|%v|%s|%s|%s|%d\n", c.ID, c.BoundaryUUID.String, c.Trigger, c.PreTokens, c.PostTokens,
+			c.Summary, c.Source, c.HandoffID, c.LogicalParentUUID, c.PreservedHead, c.PreservedTail, c.PreservedMessages)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sync: read compactions: %w", err)
