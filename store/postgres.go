@@ -626,7 +626,7 @@ func (postgresDialect) vacuumFull(ctx context.Context, db *sqlx.DB, xid int64) s
 	}
 	if len(kept) > 0 {
 		return fmt.Sprintf("%s was still open, so the rewrite of %s kept the forgotten rows; "+
-			"their bytes stay until those tables are rewritten again (VACUUM FULL) after it ends", describeOlder(older), strings.Join(kept, ", "))
+			"their bytes stay until those tables are rewritten again after it ends (ANALYZE, then VACUUM FULL)", describeOlder(older), strings.Join(kept, ", "))
 	}
 	// The statistics, recomputed without the rows; the ANALYZE's own
 	// transaction replaces the old ones, which the catalog's rewrite must
@@ -658,7 +658,7 @@ func (postgresDialect) vacuumFull(ctx context.Context, db *sqlx.DB, xid int64) s
 	}
 	if len(kept) > 0 {
 		return fmt.Sprintf("%s was still open, so the rewrite of the column statistics (pg_statistic) kept their old samples of the rows; "+
-			"their bytes stay until it is rewritten again (VACUUM FULL pg_statistic) after it ends", describeOlder(older))
+			"their bytes stay until it is rewritten again after it ends (ANALYZE, then VACUUM FULL pg_statistic)", describeOlder(older))
 	}
 	return ""
 }
