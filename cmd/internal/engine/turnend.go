@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentledger/ledger/store"
 )
@@ -36,11 +35,8 @@ func turnEndNeedle(st *store.Store, answer string) string {
 	}
 	answer = st.StoredKey(answer) // redacted as the stored message is
 	if len(answer) > 80 {
-		cut := 80
-		for cut > 0 && !utf8.RuneStart(answer[cut]) {
-			cut--
-		}
-		answer = answer[:cut]
+		// Cut at 80 bytes; a rune cut in two is dropped.
+		answer = strings.ToValidUTF8(answer[:80], "")
 	}
 	return strings.TrimSpace(answer)
 }
