@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -29,6 +30,7 @@ const (
 	maxThreadNameBytes = 1024 // a longer line's name is cut
 	MaxThreadNameRunes = 120  // a name is cut to this many characters
 	maxThreadNames     = 100_000
+	maxIndexLine       = 64 << 10 // an entry is short: a longer line is not one
 )
 
 // ReadCodexThreadNames reads a Codex session index: each thread's latest
@@ -37,27 +39,45 @@ const (
 // printable text of at most MaxThreadNameRunes characters.
 func ReadCodexThreadNames(r io.Reader) map[string]string {
 	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 64<<10) // an entry is short: a longer line ends the read
-	for sc.Scan() {
-		var e struct {
-			ID         string `json:"id"`
-			ThreadName string `json:"thread_name"`
+	br := bufio.NewReaderSize(r, maxIndexLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than any entry is passed over to its end, not
+			// the rest of the index: the newest names are appended last.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			line = nil
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || !codexThreadID().MatchString(e.ID) {
-			continue
+		if len(line) > 0 {
+			noteThreadName(line, out)
 		}
-		name := cleanThreadName(e.ThreadName)
-		if name == "" {
-			continue
+		if err != nil {
+			return out
 		}
-		id := strings.ToLower(e.ID)
-		if _, ok := out[id]; !ok && len(out) >= maxThreadNames {
-			continue
-		}
-		out[id] = name
 	}
-	return out
+}
+
+// noteThreadName notes in out the name an index line gives its thread,
+// when the line is an entry.
+func noteThreadName(line []byte, out map[string]string) {
+	var e struct {
+		ID         string `json:"id"`
+		ThreadName string `json:"thread_name"`
+	}
+	if json.Unmarshal(line, &e) != nil || !codexThreadID().MatchString(e.ID) {
+		return
+	}
+	name := cleanThreadName(e.ThreadName)
+	if name == "" {
+		return
+	}
+	id := strings.ToLower(e.ID)
+	if _, ok := out[id]; !ok && len(out) >= maxThreadNames {
+		return
+	}
+	out[id] = name
 }
 
 // cleanThreadName is a name as one line of printable text, cut short.
