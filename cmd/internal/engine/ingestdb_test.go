@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"net/url"
@@ -94,18 +95,7 @@ func TestIngestOpenCodeDB(t *testing.T) {
 			}
 
 			// The agent goes on: a new prompt and a completed reply.
-			w := agentWriter(t, path)
-			for _, q := range []string{
-				`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz1', '` + fx.session + `', 1795679999000, 1795679999000, '{"role":"user","time":{"created":1795679999000}}')`,
-				`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz1', 'msg_zz1', '` + fx.session + `', 1795679999001, 1795679999001, '{"type":"text","text":"one more thing"}')`,
-				`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz2', '` + fx.session + `', 1795679999100, 1795679999200, '{"role":"assistant","modelID":"m","time":{"created":1795679999100,"completed":1795679999200},"tokens":{"input":2000,"output":10,"reasoning":0,"cache":{"read":0,"write":0}}}')`,
-				`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz2', 'msg_zz2', '` + fx.session + `', 1795679999101, 1795679999101, '{"type":"text","text":"done too"}')`,
-				`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = '` + fx.session + `'`,
-			} {
-				if _, err := w.Exec(q); err != nil {
-					t.Fatal(err)
-				}
-			}
+			addOpenCodeTurn(t, path, fx.session)
 			// The hook's read of the session (the database path and the session id).
 			fs, err := e.IngestFile(ctx, path, IngestOptions{Session: fx.session})
 			if err != nil || !fs.Read || fs.Counts.Messages != 2 || fs.Session != fx.session {
@@ -199,5 +189,92 @@ func TestUnreadDBMessages(t *testing.T) {
 	}
 	if n, err := st.Messages(ctx, sid, 0); err != nil || len(n) != 16 {
 		t.Errorf("reading the tail wrote to the ledger: %d messages, %v", len(n), err)
+	}
+}
+
+// addOpenCodeTurn adds, as OpenCode does, a prompt and its completed
+// reply to session in the database at path.
+func addOpenCodeTurn(t *testing.T, path, session string) {
+	t.Helper()
+	w := agentWriter(t, path)
+	for _, q := range []string{
+		`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz1', '` + session + `', 1795679999000, 1795679999000, '{"role":"user","time":{"created":1795679999000}}')`,
+		`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz1', 'msg_zz1', '` + session + `', 1795679999001, 1795679999001, '{"type":"text","text":"one more thing"}')`,
+		`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_zz2', '` + session + `', 1795679999100, 1795679999200, '{"role":"assistant","modelID":"m","time":{"created":1795679999100,"completed":1795679999200},"tokens":{"input":2000,"output":10,"reasoning":0,"cache":{"read":0,"write":0}}}')`,
+		`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_zz2', 'msg_zz2', '` + session + `', 1795679999101, 1795679999101, '{"type":"text","text":"done too"}')`,
+		`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = '` + session + `'`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestIngestSessionOfADatabase: `ledger compact` of an OpenCode session
+// first reads what the agent added to that session in its database (the
+// session's cursor row names the database and the session); a transcript
+// file whose path holds a '#' is read as the file it is.
+func TestIngestSessionOfADatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const session = "ses_de942ed70ffeMnYg4uqeokH7Or"
+	e, st := openEngine(t)
+	dir := t.TempDir()
+	path := copyAgentDB(t, agentFixture("opencode-1.18.33", "opencode.db"), filepath.Join(dir, "opencode"), "opencode.db")
+	if _, err := e.Ingest(ctx, []string{path}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	addOpenCodeTurn(t, path, session)
+	h, err := e.Compact(ctx, session, HandoffRequest{Trigger: "manual", Budget: 2000, Source: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := st.Messages(ctx, session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, last := len(msgs), msgs[len(msgs)-1]; n != 18 || last.Text() != "done too" {
+		t.Errorf("after compact: %d messages, the last %q; want 18, the agent's new reply last", n, last.Text())
+	}
+	if !strings.Contains(h.Markdown, "one more thing") {
+		t.Errorf("the handoff does not hold the new prompt:\n%s", h.Markdown)
+	}
+
+	// A Claude Code transcript in a folder named with a '#'.
+	tr, lines := sampleTranscript(t, t.TempDir())
+	hashed := filepath.Join(dir, "notes #2", filepath.Base(tr))
+	putFile(t, hashed, string(bytes.Join(lines[:10], nil)))
+	if _, err := e.Ingest(ctx, []string{hashed}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	putFile(t, hashed, string(bytes.Join(lines, nil)))
+	if err := e.IngestSession(ctx, sampleID); err != nil {
+		t.Fatalf("ingest of a session read from %s: %v", hashed, err)
+	}
+	if sess, err := st.Session(ctx, sampleID); err != nil || sess.Messages != 28 {
+		t.Errorf("session read from a path with '#': %+v, %v; want its 28 messages", sess, err)
+	}
+}
+
+// TestPausedProjectOfADatabase: the sessions of a paused project held in
+// an OpenCode database are read past and not stored, as a transcript
+// file's are.
+func TestPausedProjectOfADatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	if _, err := e.Pause(ctx, "/work/agents-cache/proj-oc"); err != nil {
+		t.Fatal(err)
+	}
+	path := copyAgentDB(t, agentFixture("opencode-1.18.33", "opencode.db"), filepath.Join(t.TempDir(), "opencode"), "opencode.db")
+	sum, err := e.Ingest(ctx, []string{path}, IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Messages != 0 || sum.Compactions != 0 || len(sum.Failed) != 0 {
+		t.Errorf("ingest of a paused project's database: %+v", sum)
+	}
+	if ss, err := st.Sessions(ctx, store.SessionFilter{}); err != nil || len(ss) != 0 {
+		t.Errorf("sessions: %+v, %v; want none", ss, err)
 	}
 }
