@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 )
 
@@ -60,5 +64,36 @@ func TestStalenessSinceTheHandoff(t *testing.T) {
 	}
 	if got := staleness("", d); got != nil {
 		t.Errorf("staleness of no project: %q", got)
+	}
+}
+
+// TestFitResumeWithinCharacters: the context a SessionStart hook injects
+// is cut to fit MaxHookContext characters (Claude Code injects no more
+// whole), counted as characters, not bytes, by giving the handoff a
+// smaller token budget: it keeps its head (whose session it is) and
+// loses the least useful lines. Without a cap the budget alone counts.
+func TestFitResumeWithinCharacters(t *testing.T) {
+	t.Parallel()
+	d := handoff.Doc{Session: "s1", Project: "/home/dev/src/app", Task: "Port the résumé exporter to the new façade",
+		CreatedAt: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	for i := range 300 {
+		d.Decisions = append(d.Decisions, fmt.Sprintf("décision %d: keep the café's naïve coöperation in the exporter façade, as agreed", i))
+		d.FilesModified = append(d.FilesModified, fmt.Sprintf("/home/dev/src/app/pkg/exporter/façade_%03d.go", i))
+	}
+	in := handoff.ResumeInput{Session: "s1", Source: "claude", Project: d.Project, Handoff: d, Extracted: true}
+	count := compact.DefaultMemo()
+	whole := fitResume(in, 20_000, 0, count)
+	if n := utf8.RuneCountInString(whole); n <= MaxHookContext {
+		t.Fatalf("the uncapped resume has %d characters: too few to test the cap", n)
+	}
+	capped := fitResume(in, 20_000, MaxHookContext, count)
+	if n := utf8.RuneCountInString(capped); n > MaxHookContext || n < MaxHookContext/2 {
+		t.Errorf("the capped resume has %d characters, want at most %d (and not far below)", n, MaxHookContext)
+	}
+	if len(capped) <= MaxHookContext {
+		t.Errorf("the capped resume has %d bytes: the cap was counted in bytes, not characters", len(capped))
+	}
+	if !strings.Contains(capped, "s1") || !strings.Contains(capped, "résumé exporter") {
+		t.Errorf("the capped resume lost its head:\n%s", capped[:min(len(capped), 600)])
 	}
 }
