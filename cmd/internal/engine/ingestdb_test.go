@@ -278,3 +278,39 @@ func TestPausedProjectOfADatabase(t *testing.T) {
 		t.Errorf("sessions: %+v, %v; want none", ss, err)
 	}
 }
+
+// TestIngestDatabaseThatIsNot: a file named as an agent's database that
+// is not one is a warning in a folder (the transcripts beside it are
+// read) and an error naming it when named; a path that is not there
+// fails before anything is read (the summary has not Started).
+func TestIngestDatabaseThatIsNot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "opencode.db")
+	putFile(t, fake, "my notes on the opencode database\n")
+	sampleTranscript(t, dir)
+
+	sum, err := e.Ingest(ctx, []string{dir}, IngestOptions{})
+	if err != nil {
+		t.Fatalf("ingest of the folder: %v", err)
+	}
+	if len(sum.Unrecognized) != 1 || sum.Unrecognized[0] != fake || sum.Sessions != 1 {
+		t.Errorf("ingest of the folder: %+v, want %s unrecognized and the transcript beside it read", sum, fake)
+	}
+	if _, err := st.Session(ctx, sampleID); err != nil {
+		t.Errorf("the transcript beside it: %v", err)
+	}
+	sum, err = e.Ingest(ctx, []string{fake}, IngestOptions{})
+	if err == nil || !strings.Contains(err.Error(), fake) || !sum.Started() {
+		t.Errorf("ingest of %s named: %v (started %v), want an error naming it", fake, err, sum.Started())
+	}
+	if b, _ := os.ReadFile(fake); string(b) != "my notes on the opencode database\n" {
+		t.Errorf("the file became %q", b)
+	}
+	sum, err = e.Ingest(ctx, []string{filepath.Join(dir, "none")}, IngestOptions{})
+	if err == nil || sum.Started() {
+		t.Errorf("ingest of a missing path: %v (started %v), want an error before reading", err, sum.Started())
+	}
+}
