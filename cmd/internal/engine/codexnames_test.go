@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -95,17 +94,29 @@ func TestCodexSessionIndexBounds(t *testing.T) {
 
 	// An index larger than maxSessionIndex: its last bytes are read, the
 	// line they start in the middle of passed over.
-	var big bytes.Buffer
-	big.WriteString(indexEntry(b, "only in the head"))
-	pad := strings.Repeat("p", 1000) + "\n"
-	for big.Len() < maxSessionIndex+len(pad) {
-		big.WriteString(pad)
-	}
-	big.WriteString(indexEntry(a, "newest"))
 	huge := filepath.Join(dir, "huge.jsonl")
-	putFile(t, huge, big.String())
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := []byte(strings.Repeat(strings.Repeat("p", 1023)+"\n", 1024)) // 1 MB of lines that are no entry
+	_, err = f.WriteString(indexEntry(b, "only in the head"))
+	for range maxSessionIndex/len(chunk) + 1 {
+		if err == nil {
+			_, err = f.Write(chunk)
+		}
+	}
+	if err == nil {
+		_, err = f.WriteString(indexEntry(a, "newest"))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	got = readSessionIndex(huge)
 	if len(got) != 1 || got[a] != "newest" {
-		t.Errorf("names of an index of %d bytes: %v, want only %s newest", big.Len(), got, a)
+		t.Errorf("names of an index larger than %d bytes: %v, want only %s newest", maxSessionIndex, got, a)
 	}
 }
