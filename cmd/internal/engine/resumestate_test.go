@@ -83,17 +83,22 @@ func TestResumeStateAfterIngest(t *testing.T) {
 	ctx := context.Background()
 	e, st := openEngine(t)
 	dir := t.TempDir()
-	for i, n := range []int{700, 1300, 4500, 1200, 900} {
+	// Five sessions of one project, so three are superseded; the third is
+	// longer than the resumeMessages resume reads, and each has
+	// compactions.
+	for i, n := range []int{120, 200, resumeMessages + 300, 160, 140} {
 		writeGenerated(t, filepath.Join(dir, "p", fmt.Sprintf("s%d.jsonl", i)), transcript.GenOptions{Seed: uint64(i + 1), Messages: n,
-			CompactEvery: 400, Project: "/home/dev/src/p"})
+			CompactEvery: 50, Project: "/home/dev/src/p"})
 	}
 	// One session in two files, as a subagent's lines are.
 	shared := "11111111-2222-4333-8444-555555555555"
-	writeGenerated(t, filepath.Join(dir, "p", "t1.jsonl"), transcript.GenOptions{Seed: 40, SessionID: shared, Messages: 300})
-	writeGenerated(t, filepath.Join(dir, "p", "t2.jsonl"), transcript.GenOptions{Seed: 41, SessionID: shared, Messages: 300})
+	writeGenerated(t, filepath.Join(dir, "p", "t1.jsonl"), transcript.GenOptions{Seed: 40, SessionID: shared, Messages: 100})
+	writeGenerated(t, filepath.Join(dir, "p", "t2.jsonl"), transcript.GenOptions{Seed: 41, SessionID: shared, Messages: 100})
 	paths := []string{dir}
 	if c := os.Getenv("LEDGER_CORPUS"); c != "" {
-		paths = append(paths, filepath.Join(c, "claude"), filepath.Join(c, "codex"))
+		for _, agent := range []string{"claude", "codex"} {
+			paths = append(paths, allButTheLargest(t, filepath.Join(c, agent))...)
+		}
 	}
 	sum, err := e.Ingest(ctx, paths, IngestOptions{})
 	if err != nil {
@@ -134,6 +139,37 @@ func TestResumeStateAfterIngest(t *testing.T) {
 	if lazy == 0 {
 		t.Fatal("the ingest stored the resume state of every session, superseded ones too")
 	}
+}
+
+// allButTheLargest lists the files of dir but its largest. Of the
+// corpus's Claude Code sessions that leaves one with its subagent's file
+// and one subagent's file whose session is not there; the largest of each
+// agent is another of a kind already ingested, and half the test's time.
+func allButTheLargest(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	largest, size := -1, int64(-1)
+	for _, ent := range ents {
+		fi, err := ent.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fi.Mode().IsRegular() {
+			continue
+		}
+		if fi.Size() > size {
+			largest, size = len(paths), fi.Size()
+		}
+		paths = append(paths, filepath.Join(dir, ent.Name()))
+	}
+	if largest >= 0 {
+		paths = append(paths[:largest], paths[largest+1:]...)
+	}
+	return paths
 }
 
 // TestResumeStateFollowsTheSession checks that new messages and notes make
