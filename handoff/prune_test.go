@@ -57,7 +57,10 @@ func TestRenderPruningKeepsTheMarkdown(t *testing.T) {
 	for name, c := range counters {
 		cs[name] = c
 	}
-	docs := map[string]Doc{"big": bigDoc(), "long": longDoc(1, 1500, 200), "longer": longDoc(2, 3000, 40), "requests only": longDoc(3, 2000, 0)}
+	// Lists from under pruneFrom to several times what the largest budget
+	// holds (about 140 items of 200 runes at 5000 tokens): longer ones
+	// take the same trials, each written at more cost.
+	docs := map[string]Doc{"big": bigDoc(), "long": longDoc(1, 400, 200), "longer": longDoc(2, 800, 40), "requests only": longDoc(3, 600, 0)}
 	for dn, d := range docs {
 		for cn, count := range cs {
 			for _, budget := range []int{MinBudget, 450, 1000, 2000, 5000} {
