@@ -206,7 +206,9 @@ func TestStoreOpenWaits(t *testing.T) {
 func TestEngineConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	big := corpusFile(t, "claude", "ccviewer-fe5e1c67")
+	// A real session of 236 KB: each reader runs tens of times while it is
+	// ingested (a 774 KB one only made the test take three times as long).
+	big := corpusFile(t, "claude", "spotter-subagent")
 	home := t.TempDir()
 	e, err := Open(Config{DB: filepath.Join(t.TempDir(), "ledger.db"), Mode: WriteOrRead, Home: home})
 	if err != nil {

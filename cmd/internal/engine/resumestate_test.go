@@ -182,7 +182,7 @@ func TestResumeStateFollowsTheSession(t *testing.T) {
 	dir := t.TempDir()
 	id := "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
 	path := filepath.Join(dir, "-home-dev-src-payments", id+".jsonl")
-	full := writeGenerated(t, path, transcript.GenOptions{Seed: 7, SessionID: id, Messages: 1500, CompactEvery: 400,
+	full := writeGenerated(t, path, transcript.GenOptions{Seed: 7, SessionID: id, Messages: 300, CompactEvery: 80,
 		Project: "/home/dev/src/payments"})
 	head := full[:bytes.LastIndexByte(full[:len(full)*2/3], '\n')+1]
 	if err := os.WriteFile(path, head, 0o600); err != nil {
