@@ -196,11 +196,14 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 
 	// While another process ingests, calls read, ingest and write notes.
+	// The calls run for as long as the ingest does, each a round trip:
+	// six sessions of 600 messages keep it writing for many of them (a
+	// second or more here) without the calls costing tens of seconds.
 	gen := filepath.Join(home, "gen")
 	for i := range 6 {
 		id := sessionUUID(i, 7)
 		generate(t, filepath.Join(gen, "-gen", id+".jsonl"), transcript.GenOptions{Seed: uint64(i + 1), SessionID: id,
-			Project: "/home/dev/src/gen", Messages: 2500, CompactEvery: 400})
+			Project: "/home/dev/src/gen", Messages: 600, CompactEvery: 200})
 	}
 	ing := startBin(t, home, "", "--db", db, "ingest", gen)
 	calls := []struct {
