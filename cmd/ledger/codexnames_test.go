@@ -16,6 +16,12 @@ func TestCodexThreadNames(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
+	// The Claude Code sessions are not this test's: without them the
+	// ingest (in-process, where the names are read) reads the two Codex
+	// ones only.
+	if err := os.RemoveAll(filepath.Join(home, ".claude", "projects")); err != nil {
+		t.Fatal(err)
+	}
 	const a, b = "019c8a4c-ed82-79a1-aa28-7738fc5ab61a", "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
 	long := strings.Repeat("very long name ", 40)
 	index := `{"id":"` + a + `","thread_name":"first name","updated_at":"2026-02-23T12:41:00Z"}` + "\n" +

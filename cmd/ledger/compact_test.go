@@ -223,7 +223,7 @@ func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
 	db := filepath.Join(home, "ledger.db")
 	for _, s := range []string{"258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"} {
 		path := filepath.Join(corpus, "claude", "spotter-"+s+".jsonl")
-		ingest(t, home, db, path)
+		ingestBin(t, home, db, path) // the starting point: compact runs in-process
 		want := editedFiles(t, path)
 		rms := rmCommands(t, path)
 		for f := range want {

@@ -302,8 +302,9 @@ func TestIngestAgentFolderQuietly(t *testing.T) {
 	home := t.TempDir()
 	layOutCorpus(t, home)
 	db := filepath.Join(home, "ledger.db")
+	// The built binary, as a user runs it: the warnings are what it prints.
 	for i := range 2 {
-		r := runCmd(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude"))
+		r := runBin(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude"))
 		if r.code != 0 || r.stderr != "" {
 			t.Errorf("ingest ~/.claude, run %d: exit %d, stderr %q; want no warning", i+1, r.code, r.stderr)
 		}
@@ -627,7 +628,9 @@ func TestSessionTitles(t *testing.T) {
 			line("ai-title", `,"aiTitle":"Dark mode toggle"`)+
 			line("custom-title", `,"customTitle":"theme work"`)+
 			line("ai-title", `,"aiTitle":"Dark mode toggle in settings"`)), 0o600)
-	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
+	// The built binary ingests the corpus (TestIngestCorpus ingests it
+	// in-process): the titles are what it stored.
+	if r := runBin(t, home, "", "--db", db, "ingest"); r.code != 0 {
 		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
 	}
 	var list []struct{ ID, Source, Title string }

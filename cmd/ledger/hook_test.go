@@ -243,9 +243,10 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 	path := filepath.Join(corpusDir(t), "claude", "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	in := hookJSON(t, map[string]any{"session_id": "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "transcript_path": path,
 		"cwd": "/x", "hook_event_name": "PostToolUse", "tool_name": "Bash"})
-	// Ingested first: the thresholds are the test's, not how much of the
-	// transcript a loaded machine reads within PostToolUse's 1 s budget.
-	ingest(t, home, db, path)
+	// Ingested first (by the built binary: the setup, not the subject):
+	// the thresholds are the test's, not how much of the transcript a
+	// loaded machine reads within PostToolUse's 1 s budget.
+	ingestBin(t, home, db, path)
 	var said []string
 	for runs, tries := 0, 0; runs < 4; tries++ {
 		r := runCmd(t, home, in, "--db", db, "hook")
