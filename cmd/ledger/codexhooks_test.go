@@ -326,9 +326,10 @@ func TestClearModeStop(t *testing.T) {
 			home := t.TempDir()
 			db := filepath.Join(home, "ledger.db")
 			path := codexRollout(t, home, c.edits...)
-			// Ingested first: the decision is the test's, not how much of
-			// the rollout a loaded machine reads within Stop's budget.
-			if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+			// Ingested first, by the built binary (the setup; the hook runs
+			// in-process): the decision is the test's, not how much of the
+			// rollout a loaded machine reads within Stop's budget.
+			if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 				t.Fatalf("ingest: %s", r.stderr)
 			}
 			r := runHookEnv(t, home, codexPayload(t, "stop", path, c.extra), c.env, "--agent", "codex", "--mode", "clear", "--db", db)

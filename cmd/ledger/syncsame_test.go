@@ -249,7 +249,7 @@ func TestSyncSendsRecordsCompletedLater(t *testing.T) {
 	}
 	sync()
 	write(lines)
-	ingest(t, home, local, path)
+	ingestBin(t, home, local, path) // completes the record here; what sync does next is the subject
 	if rows := auditRows(t, home, local); len(rows) != 1 || rows[0].PreTokens == nil || rows[0].Summary == 0 {
 		t.Fatalf("the hook's record was not completed here: %+v", rows)
 	}
