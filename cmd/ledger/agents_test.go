@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // agentsTestdata is testdata/agents: real sessions of Gemini CLI, Qwen
@@ -76,7 +78,7 @@ func (f agentFixture) payload(t *testing.T, name, path string) string {
 func TestIngestFindsEveryAgentsFolder(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, f := range agentFixtures {
 		f.place(t, home, -1)
 	}
@@ -163,7 +165,7 @@ func TestIngestFindsEveryAgentsFolder(t *testing.T) {
 func TestCrossAgentNewAgents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, f := range agentFixtures {
 		f.place(t, home, -1)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestCodexThreadNames: a Codex session named in Codex's session index
@@ -32,7 +34,7 @@ func TestCodexThreadNames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".codex", "session_index.jsonl"), []byte(index), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}

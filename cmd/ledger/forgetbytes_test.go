@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store/pgtest"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // forgetFixture writes two sessions of one project, the first full of
@@ -63,7 +64,7 @@ func present(raw []byte, markers []string) []string {
 func TestForgetWhileAReaderHoldsASnapshot(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const gone, kept = "f1f1f1f1-0000-4000-8000-000000000001", "c1c1c1c1-0000-4000-8000-000000000002"
 	dir, markers := forgetFixture(t, home, gone, kept)
 	ingestBin(t, home, db, dir)
@@ -119,7 +120,7 @@ func TestForgetWhileAReaderHoldsASnapshot(t *testing.T) {
 func TestForgetFilesLeavesNoFolders(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const gone, kept = "f2f2f2f2-0000-4000-8000-000000000001", "c2c2c2c2-0000-4000-8000-000000000002"
 	dir, _ := forgetFixture(t, home, gone, kept)
 	ingestBin(t, home, db, dir)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -95,7 +96,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingestBin(t, home, db, corpus)
 	if r := runCmd(t, home, "", "--db", db, "compact", mcpSession[:8], "--out", filepath.Join(home, "h.md")); r.code != 0 {
 		t.Fatalf("compact: %d %s", r.code, r.stderr)

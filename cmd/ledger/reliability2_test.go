@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -78,7 +79,7 @@ func watchPeak(t *testing.T, p *proc) func() int64 {
 func TestLongLineBoundedMemory(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const session = "4a4a4a4a-0000-4000-8000-000000000050"
 	// Written piece by piece: this process stays small.
 	path := filepath.Join(home, session+".jsonl")
@@ -277,7 +278,7 @@ func forgetMarkers(n int) []string {
 func TestForgetLeavesNoBytes(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const gone, kept = "f0f0f0f0-0000-4000-8000-000000000001", "c0c0c0c0-0000-4000-8000-000000000002"
 	markers := forgetMarkers(60)
 	keptWord := "keptwordxyzzy"
@@ -393,7 +394,7 @@ const slack = 3 * time.Second
 func TestNonRegularFilesNeverHang(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	fifo := filepath.Join(home, "pipe.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -555,7 +556,7 @@ func (l *writeLock) release() {
 func TestHookDeadlineWhateverItReads(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	sparse := filepath.Join(home, "zeros.jsonl")
 	if err := os.WriteFile(sparse, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -659,7 +660,7 @@ func receiptLines(t *testing.T, home string) []store.HookReceipt {
 func TestHookBudgetsWhileLocked(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o700)
 	path := sampleInProject(t, home, project, sampleSession)

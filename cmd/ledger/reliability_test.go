@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -634,7 +635,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 func TestIngestBadLines(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	session := sessionUUID(5, 5)
 	msg := func(uuid, role, text string) string {
 		b, _ := json.Marshal(map[string]any{"type": role, "uuid": uuid, "sessionId": session, "cwd": "/tmp/bad",
@@ -721,7 +722,7 @@ func TestHookBadInput(t *testing.T) {
 	appendFile(t, notDir, []byte("x"))
 	garbage := filepath.Join(home, "garbage.db")
 	appendFile(t, garbage, bytes.Repeat([]byte("not a database "), 1000))
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	stop := func(extra string) string {
 		return `{"hook_event_name":"Stop","session_id":"s","cwd":"/tmp"` + extra + `}`
 	}

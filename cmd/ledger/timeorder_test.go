@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/dustin/go-humanize"
 )
 
@@ -76,7 +77,7 @@ func TestMessagesInTimeOrder(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const id = "258c7280-ae70-4798-800f-63464d01a85d"
 	agents, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", id, "subagents"))
 	if len(agents) != 1 {
@@ -153,7 +154,7 @@ func TestCodexContextPlot(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	// The ingest, as a user's, is the built binary's: the plot is what the
 	// web view makes of what it stored.
 	if r := runBin(t, home, "", "--db", db, "ingest"); r.code != 0 {
