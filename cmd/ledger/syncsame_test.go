@@ -229,7 +229,7 @@ func TestSyncSendsRecordsCompletedLater(t *testing.T) {
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
+	local := storetest.MigratedFile(t, filepath.Join(home, "local.db"))
 	lines, boundary := boundaryOf(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)
