@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // agentSettings are settings files as people have them, for each agent:
@@ -387,7 +388,7 @@ func TestCopilotHooksOnRealPayloads(t *testing.T) {
 func TestSessionStartOffersAcrossNewAgents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	g := agentFixtures[0]
 	g.place(t, home, -1)
 	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
@@ -416,7 +417,7 @@ func TestSessionStartOffersAcrossNewAgents(t *testing.T) {
 func TestDoctorSeesOtherAgents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "hooks", "install", "--agent", "gemini"); r.code != 0 {
 		t.Fatal(r.stderr)
 	}

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestAgentRecordsShown ingests a real Claude Code 2.1.328 session
@@ -15,7 +17,7 @@ import (
 func TestAgentRecordsShown(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	src := filepath.Join("..", "..", "testdata", "agents", "claude-2.1.328", "session.jsonl")
 	if r := runCmd(t, home, "", "--db", db, "ingest", src); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)

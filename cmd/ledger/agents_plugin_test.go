@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // pluginFixture is a file of testdata/agents.
@@ -50,7 +51,7 @@ func pluginAgentsHome(t *testing.T) string {
 func TestIngestDiscoversPluginAgents(t *testing.T) {
 	t.Parallel()
 	home := pluginAgentsHome(t)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	r := runCmd(t, home, "", "--db", db, "ingest", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -131,7 +132,7 @@ func engineFolders(home string, env map[string]string) map[string]string {
 func TestCrossAgentPluginAgents(t *testing.T) {
 	t.Parallel()
 	home := pluginAgentsHome(t)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	claude := filepath.Join("..", "..", "testdata", "handoff", "claude-tasks", "transcript.jsonl")
 	if r := runCmd(t, home, "", "--db", db, "ingest", claude); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)
@@ -190,7 +191,7 @@ func TestCrossAgentPluginAgents(t *testing.T) {
 func TestDoctorPluginAgents(t *testing.T) {
 	t.Parallel()
 	home := pluginAgentsHome(t)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, a := range []string{"pi", "opencode"} {
 		if r := runCmd(t, home, "", "--db", db, "hooks", "install", "--agent", a); r.code != 0 {
 			t.Fatalf("install %s: %s", a, r.stderr)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // agentsTestdata is testdata/agents: real sessions of Gemini CLI, Qwen
@@ -76,7 +78,7 @@ func (f agentFixture) payload(t *testing.T, name, path string) string {
 func TestIngestFindsEveryAgentsFolder(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, f := range agentFixtures {
 		f.place(t, home, -1)
 	}
@@ -163,7 +165,7 @@ func TestIngestFindsEveryAgentsFolder(t *testing.T) {
 func TestCrossAgentNewAgents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, f := range agentFixtures {
 		f.place(t, home, -1)
 	}
@@ -232,7 +234,7 @@ func TestIngestAgentLogsAsTheyGrow(t *testing.T) {
 		t.Run(f.agent, func(t *testing.T) {
 			t.Parallel()
 			home := t.TempDir()
-			whole := filepath.Join(home, "whole.db")
+			whole := storetest.MigratedFile(t, filepath.Join(home, "whole.db"))
 			f.place(t, home, -1)
 			if r := runCmd(t, home, "", "--db", whole, "ingest"); r.code != 0 {
 				t.Fatal(r.stderr)
@@ -240,7 +242,7 @@ func TestIngestAgentLogsAsTheyGrow(t *testing.T) {
 			want := runCmd(t, home, "", "--db", whole, "export", f.session, "--format", "md").stdout
 			wantAudit := auditRows(t, home, whole)
 
-			grown := filepath.Join(home, "grown.db")
+			grown := storetest.MigratedFile(t, filepath.Join(home, "grown.db"))
 			lines := f.lines(t)
 			for n := 1; n <= len(lines); n += 4 {
 				f.place(t, home, n)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestAuditLoss: `ledger audit --loss` prints each compaction's counts,
@@ -13,7 +15,7 @@ import (
 func TestAuditLoss(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}

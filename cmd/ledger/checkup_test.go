@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 type checkupJSON struct {
@@ -52,7 +54,7 @@ func doctorJSON(t *testing.T, home, db string) checkupJSON {
 func TestDoctorChecksTheSetUp(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
 	const id = "abababab-1111-4222-8333-444444444401"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 const codexSession = "019e5a10-7c2b-7d41-9a8e-3f6b2c1d0e9a"
@@ -220,7 +221,7 @@ func TestCodexHooksInstallRoundTrip(t *testing.T) {
 func TestCodexHookEvents(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	path := codexRollout(t, home)
 	hook := func(event string, extra map[string]any) (result, codexOutput, bool) {
 		t.Helper()
@@ -324,11 +325,12 @@ func TestClearModeStop(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
-			db := filepath.Join(home, "ledger.db")
+			db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 			path := codexRollout(t, home, c.edits...)
-			// Ingested first: the decision is the test's, not how much of
-			// the rollout a loaded machine reads within Stop's budget.
-			if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+			// Ingested first, by the built binary (the setup; the hook runs
+			// in-process): the decision is the test's, not how much of the
+			// rollout a loaded machine reads within Stop's budget.
+			if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 				t.Fatalf("ingest: %s", r.stderr)
 			}
 			r := runHookEnv(t, home, codexPayload(t, "stop", path, c.extra), c.env, "--agent", "codex", "--mode", "clear", "--db", db)
@@ -405,7 +407,7 @@ func TestClearModePreCompactSafe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
-			db := filepath.Join(home, "ledger.db")
+			db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 			b, _ := os.ReadFile(src)
 			path := filepath.Join(home, "t.jsonl")
 			os.WriteFile(path, b, 0o600)
@@ -451,7 +453,7 @@ func TestCodexHooksOnCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			home := t.TempDir()
-			db := filepath.Join(home, "ledger.db")
+			db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 			path := filepath.Join(home, filepath.Base(src))
 			if err := os.WriteFile(path, bytes.Join(lines[:cut], nil), 0o600); err != nil {
 				t.Fatal(err)

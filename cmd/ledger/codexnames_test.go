@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestCodexThreadNames: a Codex session named in Codex's session index
@@ -16,6 +18,12 @@ func TestCodexThreadNames(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
+	// The Claude Code sessions are not this test's: without them the
+	// ingest (in-process, where the names are read) reads the two Codex
+	// ones only.
+	if err := os.RemoveAll(filepath.Join(home, ".claude", "projects")); err != nil {
+		t.Fatal(err)
+	}
 	const a, b = "019c8a4c-ed82-79a1-aa28-7738fc5ab61a", "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"
 	long := strings.Repeat("very long name ", 40)
 	index := `{"id":"` + a + `","thread_name":"first name","updated_at":"2026-02-23T12:41:00Z"}` + "\n" +
@@ -26,7 +34,7 @@ func TestCodexThreadNames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".codex", "session_index.jsonl"), []byte(index), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 type handoffOut struct {
@@ -40,7 +41,7 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
 	const id = "aaaaaaaa-1111-4222-8333-444444444444"
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleInProject(t, home, project, id))
 
 	r := runCmd(t, home, "", "--db", db, "compact", "aaaa", "--json")
@@ -220,10 +221,10 @@ func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, s := range []string{"258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"} {
 		path := filepath.Join(corpus, "claude", "spotter-"+s+".jsonl")
-		ingest(t, home, db, path)
+		ingestBin(t, home, db, path) // the starting point: compact runs in-process
 		want := editedFiles(t, path)
 		rms := rmCommands(t, path)
 		for f := range want {

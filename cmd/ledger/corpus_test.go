@@ -32,6 +32,21 @@ func corpusDir(t *testing.T) string {
 	return abs
 }
 
+// corpusPart is a part of the corpus, as paths to ingest: both Codex
+// sessions (one compacted) and four small Claude Code ones, 1.4 of its
+// 8 MB. For the tests whose point is how several writers or backends
+// share sessions, not how much of them there is.
+func corpusPart(t *testing.T) []string {
+	t.Helper()
+	corpus := corpusDir(t)
+	paths := []string{filepath.Join(corpus, "codex")}
+	for _, f := range []string{"ccviewer-1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "spotter-short.jsonl",
+		"spotter-tool_heavy.jsonl", "spotter-subagent.jsonl"} {
+		paths = append(paths, filepath.Join(corpus, "claude", f))
+	}
+	return paths
+}
+
 // sampleDir is the sample data bundled in testdata/sample.
 func sampleDir(t *testing.T) string {
 	t.Helper()

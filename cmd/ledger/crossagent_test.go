@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestCrossAgentResume hands a Claude Code session to Codex and a Codex
@@ -17,7 +18,7 @@ import (
 func TestCrossAgentResume(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	claude := filepath.Join("..", "..", "testdata", "handoff", "claude-tasks", "transcript.jsonl")
 	codex := filepath.Join("..", "..", "testdata", "handoff", "codex-plan", "rollout.jsonl")
 	if r := runCmd(t, home, "", "--db", db, "ingest", claude, codex); r.code != 0 {
@@ -94,7 +95,7 @@ func TestCrossAgentResume(t *testing.T) {
 func TestSessionStartOffersOtherAgentsHandoff(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	path := codexRollout(t, home)
 	if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)

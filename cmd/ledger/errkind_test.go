@@ -13,6 +13,7 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // kindErrors are errors of each kind as the engine returns them, the
@@ -60,7 +61,7 @@ func TestAmbiguousExitsUsage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	st, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)

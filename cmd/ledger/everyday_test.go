@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/store/pgtest"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // The first day of a new user, on the real corpus laid out as the agents
@@ -220,7 +221,7 @@ func TestFlagValueErrors(t *testing.T) {
 func TestJSONSessionKey(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	payload := `{"hook_event_name":"SessionStart","session_id":"11111111-2222-3333-4444-555555555555","source":"startup","cwd":"` + home + `"}`
 	if r := runCmd(t, home, payload, "--db", db, "hook"); r.code != 0 {
 		t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
@@ -301,9 +302,10 @@ func TestIngestAgentFolderQuietly(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
+	// The built binary, as a user runs it: the warnings are what it prints.
 	for i := range 2 {
-		r := runCmd(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude"))
+		r := runBin(t, home, "", "--db", db, "ingest", filepath.Join(home, ".claude"))
 		if r.code != 0 || r.stderr != "" {
 			t.Errorf("ingest ~/.claude, run %d: exit %d, stderr %q; want no warning", i+1, r.code, r.stderr)
 		}
@@ -321,7 +323,7 @@ func TestIngestAgentFolderQuietly(t *testing.T) {
 func TestUnpause(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	project := filepath.Join(home, "client")
 	os.MkdirAll(project, 0o700)
 	if r := runCmd(t, home, "", "--db", db, "pause", "--project", project); r.code != 0 || !strings.Contains(r.stdout, "ledger unpause") {
@@ -403,7 +405,7 @@ func TestSearchLimitAfterPause(t *testing.T) {
 func TestSearchLimitAfterLedgerignore(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	kept, ignored := filepath.Join(home, "src", "kept"), filepath.Join(home, "src", "ignored")
 	os.MkdirAll(kept, 0o700)
 	os.MkdirAll(ignored, 0o700)
@@ -582,7 +584,7 @@ func TestReadCommandsCreateNoLedger(t *testing.T) {
 func TestDoctorRunsFTSCheck(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleDir(t))
 	if r := runCmd(t, home, "", "--db", db, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "full-text index: ok") || strings.Contains(r.stdout, "read-only") {
 		t.Fatalf("doctor on a sound ledger: exit %d, %s %s", r.code, r.stdout, r.stderr)
@@ -612,7 +614,7 @@ func TestDoctorRunsFTSCheck(t *testing.T) {
 func TestSessionTitles(t *testing.T) {
 	t.Parallel()
 	home := pluginAgentsHome(t) // Pi, OpenCode and Kilo CLI
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	layOutCorpus(t, home)
 	for _, f := range agentFixtures {
 		f.place(t, home, -1)
@@ -627,7 +629,9 @@ func TestSessionTitles(t *testing.T) {
 			line("ai-title", `,"aiTitle":"Dark mode toggle"`)+
 			line("custom-title", `,"customTitle":"theme work"`)+
 			line("ai-title", `,"aiTitle":"Dark mode toggle in settings"`)), 0o600)
-	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
+	// The built binary ingests the corpus (TestIngestCorpus ingests it
+	// in-process): the titles are what it stored.
+	if r := runBin(t, home, "", "--db", db, "ingest"); r.code != 0 {
 		t.Fatalf("ingest: exit %d: %s", r.code, r.stderr)
 	}
 	var list []struct{ ID, Source, Title string }
@@ -757,7 +761,7 @@ func TestClearIsNotACompaction(t *testing.T) {
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
 	const id = "aaaaaaaa-1111-4222-8333-444444444429"
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleInProject(t, home, project, id))
 	type row struct {
 		ID                  string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // storedMessages reads every session's messages from a ledger file, with
@@ -114,7 +115,7 @@ func TestExportRestoreAndMarkdown(t *testing.T) {
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
 	const id = "ffffffff-1111-4222-8333-444444444401"
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	src := sampleInProject(t, home, project, id)
 	ingest(t, home, db, src)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
@@ -15,7 +16,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o755)
 	const id = "bbbbbbbb-1111-4222-8333-444444444444"
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	transcript := sampleInProject(t, home, project, id)
 	ingest(t, home, db, transcript, filepath.Join(sampleDir(t), "codex"))
 	if r := runCmd(t, home, "", "--db", db, "compact", id); r.code != 0 {
@@ -106,7 +107,7 @@ func TestForgetRemovesEverythingAndStaysForgotten(t *testing.T) {
 func TestDoctorRebuild(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleDir(t))
 	r := runCmd(t, home, "", "--db", db, "doctor", "--rebuild", "--json")
 	var h struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 func hookJSON(t *testing.T, fields map[string]any) string {
@@ -66,7 +67,7 @@ func TestHookEndToEnd(t *testing.T) {
 	const session = "258c7280-ae70-4798-800f-63464d01a85d"
 	lines, boundary := boundaryOf(t, filepath.Join(corpusDir(t), "claude", "spotter-"+session+".jsonl"))
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	path := filepath.Join(home, ".claude", "projects", "-home-USER-projects-spotter", session+".jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)
 	write := func(ls [][]byte) {
@@ -184,7 +185,7 @@ func TestHookFailsOpen(t *testing.T) {
 	home := t.TempDir()
 	notDir := filepath.Join(home, "file")
 	os.WriteFile(notDir, []byte("x"), 0o600)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	tests := []struct {
 		name  string
 		stdin string
@@ -238,14 +239,15 @@ func TestHookFailsOpen(t *testing.T) {
 func TestHookPostToolUseThresholds(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	// ae4a77f8 makes 242 tool calls: the 50, 100 and 150 marks have passed.
 	path := filepath.Join(corpusDir(t), "claude", "spotter-ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl")
 	in := hookJSON(t, map[string]any{"session_id": "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "transcript_path": path,
 		"cwd": "/x", "hook_event_name": "PostToolUse", "tool_name": "Bash"})
-	// Ingested first: the thresholds are the test's, not how much of the
-	// transcript a loaded machine reads within PostToolUse's 1 s budget.
-	ingest(t, home, db, path)
+	// Ingested first (by the built binary: the setup, not the subject):
+	// the thresholds are the test's, not how much of the transcript a
+	// loaded machine reads within PostToolUse's 1 s budget.
+	ingestBin(t, home, db, path)
 	var said []string
 	for runs, tries := 0, 0; runs < 4; tries++ {
 		r := runCmd(t, home, in, "--db", db, "hook")
@@ -281,7 +283,7 @@ func TestHookPostToolUseThresholds(t *testing.T) {
 func TestConcurrentPreCompactOneRecord(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	project := filepath.Join(home, "payments")
 	if err := os.MkdirAll(project, 0o700); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // writeLongLineTranscript writes a Claude Code transcript of a short first
@@ -50,7 +52,7 @@ func writeLongLineTranscript(t *testing.T, dir, session string, size int, word s
 func TestHookPassesAnOverLongLine(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const session = "5b5b5b5b-0000-4000-8000-000000000150"
 	path := writeLongLineTranscript(t, home, session, 150<<20, "zebrafinch")
 	fi, _ := os.Stat(path)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 type ingestJSON struct {
@@ -51,7 +53,7 @@ func TestIngestCorpus(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	got := ingest(t, home, db, corpus)
 	// 3406 user/assistant lines and Codex response items (distinct per
 	// session+uuid) plus 4 local_command system lines kept as meta messages.
@@ -168,7 +170,7 @@ func TestIngestAppendAndPartialLine(t *testing.T) {
 	src := filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl")
 	lines := splitLines(t, src)
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	dst := filepath.Join(home, "projects", "p", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl")
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		t.Fatal(err)
@@ -228,7 +230,7 @@ func TestIngestAppendAndPartialLine(t *testing.T) {
 func TestIngestBadInput(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	dir := filepath.Join(home, "in")
 	os.MkdirAll(dir, 0o700)
 	src := splitLines(t, filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl"))
@@ -282,7 +284,7 @@ func TestIngestBadInput(t *testing.T) {
 func TestAuditSinceAndUnknownSession(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleDir(t))
 	tests := []struct {
 		args []string
@@ -323,7 +325,7 @@ func TestAuditSinceAndUnknownSession(t *testing.T) {
 func TestIngestSkipsSaysHowManyMore(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	dir := filepath.Join(home, "in")
 	os.MkdirAll(dir, 0o700)
 	src := splitLines(t, filepath.Join(sampleDir(t), "claude", "-home-dev-src-payments", "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57.jsonl"))

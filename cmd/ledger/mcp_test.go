@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -95,7 +96,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	t.Parallel()
 	corpus := corpusDir(t)
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingestBin(t, home, db, corpus)
 	if r := runCmd(t, home, "", "--db", db, "compact", mcpSession[:8], "--out", filepath.Join(home, "h.md")); r.code != 0 {
 		t.Fatalf("compact: %d %s", r.code, r.stderr)
@@ -196,11 +197,14 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 
 	// While another process ingests, calls read, ingest and write notes.
+	// The calls run for as long as the ingest does, each a round trip:
+	// six sessions of 600 messages keep it writing for many of them (a
+	// second or more here) without the calls costing tens of seconds.
 	gen := filepath.Join(home, "gen")
 	for i := range 6 {
 		id := sessionUUID(i, 7)
 		generate(t, filepath.Join(gen, "-gen", id+".jsonl"), transcript.GenOptions{Seed: uint64(i + 1), SessionID: id,
-			Project: "/home/dev/src/gen", Messages: 2500, CompactEvery: 400})
+			Project: "/home/dev/src/gen", Messages: 600, CompactEvery: 200})
 	}
 	ing := startBin(t, home, "", "--db", db, "ingest", gen)
 	calls := []struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentledger/ledger/cmd/internal/mcpserver"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // mcpserverDefaultMax is the cap `ledger mcp` keeps each result to.
@@ -135,7 +136,7 @@ func (m *rawMCP) initialize() {
 func TestMCPMalformedLines(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	m := startRawMCP(t, home, "--db", db, "mcp")
 	m.initialize()
 	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
@@ -288,7 +289,7 @@ func TestMCPReadOnlyLedger(t *testing.T) {
 func TestMCPEchoedArgumentsCapped(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	path := sampleInProject(t, home, filepath.Join(home, "p"), sampleSession)
 	if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 		t.Fatalf("ingest: %s", r.stderr)

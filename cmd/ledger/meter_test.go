@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 type meterOut struct {
@@ -40,7 +42,7 @@ func TestMeterExactFromUsage(t *testing.T) {
 		{filepath.Join(sample, "codex", "2026", "03", "02", "rollout-2026-03-02T14-00-00-0199f3a2-7d4e-7c10-b2a9-5e8f1d3c6a20.jsonl"), "0199f3a2", 33000, 258400},
 	}
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	for _, tc := range tests {
 		ingestBin(t, home, db, tc.file) // setup: the meter runs in-process below
 	}

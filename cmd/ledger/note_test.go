@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestNote: a note is recorded for a session (by id, or the latest of the
@@ -12,7 +14,7 @@ import (
 func TestNote(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleDir(t))
 
 	r := runCmd(t, home, "", "--db", db, "note", sampleSession[:8], "--decision", "Clock injection over time.Now: tests pin the clock", "--json")

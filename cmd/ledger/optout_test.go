@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // sessionIDs lists the ids `ledger sessions --json` shows.
@@ -68,7 +69,7 @@ func TestPauseKeepsAProjectOutOfTheLedger(t *testing.T) {
 	project := filepath.Join(home, "src", "client")
 	os.MkdirAll(project, 0o755)
 	gitInit(t, project)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const before, during, after = "dddddddd-1111-4222-8333-444444444401", "dddddddd-1111-4222-8333-444444444402", "dddddddd-1111-4222-8333-444444444403"
 	ingest(t, home, db, sampleInProject(t, home, project, before))
 	if !has(sessionIDs(t, home, db), before) {
@@ -145,7 +146,7 @@ func TestLedgerIgnoreFileKeepsARepositoryOut(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, ".ledgerignore"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const id = "eeeeeeee-1111-4222-8333-444444444401"
 	path := sampleInProject(t, home, sub, id)
 	ingest(t, home, db, path)
@@ -180,7 +181,7 @@ func TestIgnoredProjectsListed(t *testing.T) {
 	if err := os.WriteFile(ignore, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	// The sighting is stamped by the App's clock, like every record.
 	seen := time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC)
 	ingestWith(t, func(t *testing.T, home, stdin string, args ...string) result {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // pluginPayload is a payload ledger's plugin for an agent sent in a real
@@ -79,7 +80,7 @@ func agentDBWriter(t *testing.T, path string) *sql.DB {
 func TestPluginHookOpenCode(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ocdb := copyTo(t, pluginFixture("opencode-1.18.33", "opencode.db"), filepath.Join(home, ".local", "share", "opencode", "opencode.db"))
 	const project = "/work/agents-cache/proj-oc"
 	set := map[string]any{"session_id": opencodeSession, "cwd": project}
@@ -161,7 +162,7 @@ func TestPluginHookOpenCode(t *testing.T) {
 func TestPluginHookPi(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	file := copyTo(t, pluginFixture("pi-0.73.1", piFixtureName), filepath.Join(home, ".pi", "agent", "sessions", "--work-agents-cache-proj-pi--", piFixtureName))
 	const session = "01a216c2-8921-7397-bbc1-38fa2acd5419"
 	set := map[string]any{"session_id": session, "transcript_path": file, "cwd": "/work/agents-cache/proj-pi"}
@@ -260,7 +261,7 @@ func appendLine(t *testing.T, file, line string) {
 func TestPluginHookPiCompactedTwice(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	file, first, second := piCompactedTwice(t, home)
 	set := map[string]any{"session_id": piTwiceSession, "transcript_path": file, "cwd": "/home/dev/src/tidepool"}
 	hook := func(name string, set map[string]any) result {
@@ -305,7 +306,7 @@ func TestPluginHookPiCompactedTwice(t *testing.T) {
 func TestPluginHookBadInput(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	bad := filepath.Join(home, ".local", "share", "opencode", "opencode.db")
 	if err := os.MkdirAll(filepath.Dir(bad), 0o700); err != nil {
 		t.Fatal(err)

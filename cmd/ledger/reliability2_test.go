@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -78,7 +79,7 @@ func watchPeak(t *testing.T, p *proc) func() int64 {
 func TestLongLineBoundedMemory(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const session = "4a4a4a4a-0000-4000-8000-000000000050"
 	// Written piece by piece: this process stays small.
 	path := filepath.Join(home, session+".jsonl")
@@ -277,7 +278,7 @@ func forgetMarkers(n int) []string {
 func TestForgetLeavesNoBytes(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const gone, kept = "f0f0f0f0-0000-4000-8000-000000000001", "c0c0c0c0-0000-4000-8000-000000000002"
 	markers := forgetMarkers(60)
 	keptWord := "keptwordxyzzy"
@@ -312,19 +313,7 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 	if r := runBin(t, home, "", "--db", db, "compact", gone[:8], "--task", "port "+markers[1]); r.code != 0 {
 		t.Fatalf("compact: %s", r.stderr)
 	}
-	present := func(raw []byte) []string {
-		var found []string
-		low := bytes.ToLower(raw)
-		for _, m := range markers {
-			// FTS5 stores a term after the prefix it shares with the one
-			// before it: look for the word's end.
-			if bytes.Contains(low, []byte(m[len(m)-10:])) {
-				found = append(found, m)
-			}
-		}
-		return found
-	}
-	if n := len(present(dbBytes(t, db))); n < len(markers) {
+	if n := len(present(dbBytes(t, db), markers)); n < len(markers) {
 		t.Fatalf("only %d of %d words are in the file before forget: the check proves nothing", n, len(markers))
 	}
 
@@ -337,7 +326,7 @@ func TestForgetLeavesNoBytes(t *testing.T) {
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		if found := present(raw); len(found) > 0 {
+		if found := present(raw, markers); len(found) > 0 {
 			t.Errorf("%s still holds %d of the forgotten session's %d words (%s, ...)", filepath.Base(f), len(found), len(markers), found[0])
 		}
 	}
@@ -405,7 +394,7 @@ const slack = 3 * time.Second
 func TestNonRegularFilesNeverHang(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	fifo := filepath.Join(home, "pipe.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -567,7 +556,7 @@ func (l *writeLock) release() {
 func TestHookDeadlineWhateverItReads(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	sparse := filepath.Join(home, "zeros.jsonl")
 	if err := os.WriteFile(sparse, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -671,7 +660,7 @@ func receiptLines(t *testing.T, home string) []store.HookReceipt {
 func TestHookBudgetsWhileLocked(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	project := filepath.Join(home, "src", "payments")
 	os.MkdirAll(project, 0o700)
 	path := sampleInProject(t, home, project, sampleSession)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -235,16 +236,14 @@ func wantHealthy(t *testing.T, home, db string) {
 	}
 }
 
-// wantNoDuplicates opens the database directly: per session, as many
+// wantNoDuplicates opens the database directly (no store.Open: its
+// migration check is not this one's subject): per session, as many
 // messages as distinct uuids, and the session row's counters equal to the
 // rows it has.
 func wantNoDuplicates(t *testing.T, db string) {
 	t.Helper()
-	s, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	conn := rawDB(t, db)
+	defer conn.Close()
 	var rows []struct {
 		ID       string `db:"id"`
 		Rows     int    `db:"n"`
@@ -253,7 +252,7 @@ func wantNoDuplicates(t *testing.T, db string) {
 		Compacts int    `db:"compacts"`
 		CCounter int    `db:"ccounter"`
 	}
-	if err := rawDB(t, s.Path()).Select(&rows, `SELECT s.id,
+	if err := conn.Select(&rows, `SELECT s.id,
 		(SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS n,
 		(SELECT count(DISTINCT uuid) FROM messages m WHERE m.session_id = s.id) AS distinct_uuids,
 		s.messages AS counter,
@@ -278,8 +277,8 @@ func sessionUUID(n, kind int) string { return fmt.Sprintf("%08x-0000-4000-8000-%
 // live transcript is), all on one new database. Every process must exit 0
 // with nothing on stderr, the hook must log nothing, and the ledger must
 // hold exactly what the transcripts say, with a clean integrity check.
-// Three rounds: a new database raced to by every process, then the same
-// files grown and ingested again.
+// Two rounds: a new database raced to by every process, then the same
+// files grown and ingested again from their cursors.
 func TestConcurrentWriters(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -287,7 +286,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	const (
 		ingests      = 8
-		rounds       = 3
+		rounds       = 2
 		messages     = 300 // per session and round
 		hooksPerPart = 6
 	)
@@ -636,7 +635,7 @@ func TestOwnerOnlyFiles(t *testing.T) {
 func TestIngestBadLines(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	session := sessionUUID(5, 5)
 	msg := func(uuid, role, text string) string {
 		b, _ := json.Marshal(map[string]any{"type": role, "uuid": uuid, "sessionId": session, "cwd": "/tmp/bad",
@@ -723,7 +722,7 @@ func TestHookBadInput(t *testing.T) {
 	appendFile(t, notDir, []byte("x"))
 	garbage := filepath.Join(home, "garbage.db")
 	appendFile(t, garbage, bytes.Repeat([]byte("not a database "), 1000))
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	stop := func(extra string) string {
 		return `{"hook_event_name":"Stop","session_id":"s","cwd":"/tmp"` + extra + `}`
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -72,7 +73,7 @@ func TestResumeBudgetEverySize(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	// Setup, by the binary (faster than under the race detector): the
 	// resumes below run in-process.
 	ingestBin(t, home, db, filepath.Join(sampleDir(t), "claude"),
@@ -130,7 +131,7 @@ func firstWords(s string, n int) string {
 func TestResumeHookFormatStaysUnder10000Chars(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingestBin(t, home, db, filepath.Join(corpusDir(t), "claude")) // setup: compact and resume run in-process
 	runCmd(t, home, "", "--db", db, "compact", "ae4a77f8", "--budget", "20000")
 	r := runCmd(t, home, "", "--db", db, "resume", "ae4a77f8", "--format", "hook", "--budget", "20000")
@@ -160,7 +161,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 	gitRepo(t, repo)
 	wt := filepath.Join(home, "src", "payments-wt")
 	git(t, repo, "worktree", "add", "-q", "-b", "other", wt)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 
 	// The old session ran in the main checkout; a handoff was written
 	// there an hour ago, after the files were last written.
@@ -218,7 +219,7 @@ func TestResumeClearSessionAndStaleness(t *testing.T) {
 func TestResumeUsageAndNotFound(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	ingest(t, home, db, sampleDir(t))
 	tests := []struct {
 		args []string
@@ -257,7 +258,7 @@ func TestResumeUsageAndNotFound(t *testing.T) {
 func TestResumeStoresAnOlderSessionsState(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	dir := filepath.Join(home, "transcripts", "-home-dev-src-shop")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

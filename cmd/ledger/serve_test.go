@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 func TestLoopbackAddr(t *testing.T) {
@@ -55,7 +57,7 @@ func TestServeRefusals(t *testing.T) {
 func TestServeBinary(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "--db", db, "ingest", sampleDir(t)); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}

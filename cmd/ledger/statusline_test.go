@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
-	"github.com/agentledger/ledger/cmd/internal/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 func statusFixture(t testing.TB, name string) string {
@@ -71,7 +73,7 @@ func TestStatuslineOnClaudeInput(t *testing.T) {
 func TestStatuslineHandoffAge(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
 	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
 	if r := runCmd(t, home, "", "--db", db, "ingest", src); r.code != 0 {
@@ -178,7 +180,7 @@ func BenchmarkStatusline(b *testing.B) {
 func TestStatuslineLearnsTheWindow(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	src := filepath.Join("..", "..", "testdata", "transcript", "claude-session", "transcript.jsonl")
 	const session = "7d1c2a90-5b7e-4c11-9a3e-2f6b8d0c4e15"
 	if r := runBin(t, home, "", "--db", db, "ingest", src); r.code != 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentledger/ledger/cmd/internal/term"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // TestTerminalProgressAndColour: on a terminal (the App's streams taken
@@ -15,7 +16,7 @@ import (
 func TestTerminalProgressAndColour(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 
 	c := newCmd(home, "")
 	c.app.StdoutTTY, c.app.StderrTTY = true, true

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentledger/ledger/store/storetest"
 	"github.com/dustin/go-humanize"
 )
 
@@ -76,14 +77,16 @@ func TestMessagesInTimeOrder(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
-	db := filepath.Join(home, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
 	const id = "258c7280-ae70-4798-800f-63464d01a85d"
 	agents, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", id, "subagents"))
 	if len(agents) != 1 {
 		t.Fatalf("the corpus's compaction subagent of %s: %v", id, agents)
 	}
+	// The ingests are the starting point (what is checked is what export
+	// and the web view show): the built binary runs them.
 	for _, path := range []string{agents[0], filepath.Join(home, ".claude", "projects")} {
-		if r := runCmd(t, home, "", "--db", db, "ingest", path); r.code != 0 {
+		if r := runBin(t, home, "", "--db", db, "ingest", path); r.code != 0 {
 			t.Fatalf("ingest %s: %d %s", path, r.code, r.stderr)
 		}
 	}
@@ -151,8 +154,10 @@ func TestCodexContextPlot(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	layOutCorpus(t, home)
-	db := filepath.Join(home, "ledger.db")
-	if r := runCmd(t, home, "", "--db", db, "ingest"); r.code != 0 {
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
+	// The ingest, as a user's, is the built binary's: the plot is what the
+	// web view makes of what it stored.
+	if r := runBin(t, home, "", "--db", db, "ingest"); r.code != 0 {
 		t.Fatalf("ingest: %d %s", r.code, r.stderr)
 	}
 	const id = "019c8a4c-ed82-79a1-aa28-7738fc5ab61a"
