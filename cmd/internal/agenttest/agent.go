@@ -55,14 +55,30 @@ var (
 		VersionArgs: []string{"--version"}}
 	CopilotCLI = Agent{Name: "copilot", Package: "@github/copilot", Version: "1.0.102", Bin: "copilot",
 		VersionArgs: []string{"--version"}, CacheEnv: "XDG_CACHE_HOME"}
-	// OpenCode and Kilo CLI fetch the models list and updates unless told
-	// not to; Kilo also shares, ingests and indexes.
+	// OpenCode and Kilo CLI (Bun programs of 170 MB) do at every start
+	// work a headless run here has no use for, each with a switch a user
+	// can set too (their flags, read at start): they fetch the models
+	// list and updates; watch the project's files (_FILEWATCHER);
+	// load their default plugins, the providers' sign-in helpers, not
+	// ledger's plugin from the config folder (_DEFAULT_PLUGINS); read
+	// Claude Code's and other agents' skills and prompts (_CLAUDE_CODE,
+	// _EXTERNAL_SKILLS); serve their web UI (_EMBEDDED_WEB_UI). Kilo
+	// also shares, ingests, indexes, reports presence and sends telemetry
+	// (KILO_TELEMETRY_LEVEL other than "all": off), which it flushes to
+	// an unreachable host until a timeout at exit. None of them changes
+	// the session database ledger reads or the plugin's events; together
+	// with "snapshot": false (WriteOpenCodeConfig) they take a Kilo run
+	// from about 38 CPU-seconds to 23 on a loaded 2-core machine.
 	OpenCode = Agent{Name: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode",
-		VersionArgs: []string{"--version"}, Env: []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}}
+		VersionArgs: []string{"--version"}, Env: []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
+			"OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
+			"OPENCODE_DISABLE_EXTERNAL_SKILLS=1", "OPENCODE_DISABLE_EMBEDDED_WEB_UI=1"}}
 	KiloCLI = Agent{Name: "kilo", Package: "@kilocode/cli", Version: "7.7.7", Bin: "kilo",
 		VersionArgs: []string{"--version"}, Env: []string{"KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_AUTOUPDATE=1",
 			"KILO_DISABLE_SHARE=1", "KILO_DISABLE_SESSION_INGEST=1", "KILO_DISABLE_LSP_DOWNLOAD=1",
-			"KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_DISABLE_PRESENCE=1"}}
+			"KILO_DISABLE_CODEBASE_INDEXING=1", "KILO_DISABLE_PRESENCE=1", "KILO_TELEMETRY_LEVEL=off",
+			"KILO_EXPERIMENTAL_DISABLE_FILEWATCHER=1", "KILO_DISABLE_DEFAULT_PLUGINS=1", "KILO_DISABLE_CLAUDE_CODE=1",
+			"KILO_DISABLE_EXTERNAL_SKILLS=1", "KILO_DISABLE_EMBEDDED_WEB_UI=1"}}
 )
 
 // Agents lists every pinned agent.

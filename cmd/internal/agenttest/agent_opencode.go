@@ -49,8 +49,10 @@ func (s *Server) KiloEnv(home string, extra ...string) []string {
 // in home (~/.config/opencode/opencode.json, ~/.config/kilo/kilo.json):
 // a provider OpenCodeProvider on s's Chat Completions with one model of
 // window tokens and 1,000 of output, the model of every request (the
-// title's too), and every permission granted, so that a headless run
-// never waits for a person.
+// title's too), every permission granted, so that a headless run
+// never waits for a person, and no snapshots: the agent's own git
+// repository of the project, written at every step for its undo (a git
+// process or more per step), which ledger neither reads nor needs.
 func (s *Server) WriteOpenCodeConfig(a Agent, home, model string, window int) error {
 	cfg := map[string]any{
 		"provider": map[string]any{OpenCodeProvider: map[string]any{
@@ -62,6 +64,7 @@ func (s *Server) WriteOpenCodeConfig(a Agent, home, model string, window int) er
 		"small_model": OpenCodeProvider + "/" + model,
 		"autoupdate":  false,
 		"share":       "disabled",
+		"snapshot":    false,
 		"permission":  map[string]any{"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
 	}
 	return writeSettings(filepath.Join(home, ".config", a.Name, a.Name+".json"), cfg)

@@ -472,86 +472,57 @@ func (r *agentRig) runKilo(prompt string, args ...string) string {
 }
 
 // TestAgentOpenCode: OpenCode 1.18.33 with ledger's plugin: a session
-// that writes a file; continued (-c) with a turn reporting a context past
+// that writes a file; continued (-c), its first request carrying ledger's
+// resume context of the session, with a turn reporting a context past
 // OpenCode's compaction point, so that it compacts
 // (experimental.session.compacting writes the handoff and joins it to
 // OpenCode's compaction, session.compacted reads the summary) and goes
-// on; continued again, its first request carrying ledger's resume
-// context.
+// on, the request after the compaction carrying ledger's context with
+// the handoff. Two runs prove the resume context at a run's start and
+// the handoff's after a compaction (a third, continued again, would
+// prove the start's context once more, with the handoff in it).
 func TestAgentOpenCode(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"opencode"})
-	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of openCodeWindow
-	r.srv.SetScript(compacting(agenttest.NewSteps(
-		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
-		writeStep(r.proj, "b.txt", "b\n", past), textStep("b.txt is written.", quiet),
-		textStep("Carrying on from the handoff.", quiet),
-	), "The user asked for tides.md and b.txt; glasswort."))
-	session := r.runOpenCode("Write tides.md with a Tides heading")
-	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
-		t.Errorf("tides.md = %q, %v", b, err)
-	}
-	r.checkSession("opencode", session, "write", "tides.md")
-
-	if s := r.runOpenCode("Add b.txt", "-c"); s != session {
-		t.Errorf("the continued run is session %s, want %s", s, session)
-	}
-	if n, _ := compactionFollowers(r.srv, agenttest.IsOpenCodeCompaction); n != 1 {
-		t.Fatalf("OpenCode asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
-	}
-	r.checkHandoffs(1)
-	c := r.auditOne(session, "glasswort")
-
-	before := len(r.srv.Turns())
-	if s := r.runOpenCode("Carry on", "-c"); s != session {
-		t.Errorf("the continued run is session %s, want %s", s, session)
-	}
-	if c.HandoffID != nil {
-		r.resumeContextReached(before, *c.HandoffID)
-	}
-	r.checkReceipts(r.receipts())
+	r.openCodeCompactAndResume("opencode", "glasswort", r.runOpenCode)
 }
 
-// TestAgentKilo: Kilo CLI 7.7.7 (OpenCode's fork) with ledger's plugin: a
-// session that writes a file; continued (-c), its first request carrying
-// ledger's resume context of the session, with a turn reporting a context
-// past Kilo's compaction point (its rule is OpenCode's: the window less
-// the output), so that it compacts (experimental.session.compacting
-// writes the handoff, session.compacted reads the summary) and goes on,
-// the request after the compaction carrying ledger's context with the
-// handoff. Two runs, not OpenCode's three: a Kilo run takes two to three
-// times as long.
-func TestAgentKilo(t *testing.T) {
-	t.Parallel()
-	r := newAgentRig(t, []string{"kilo"})
+// openCodeCompactAndResume is the run sequence, and the assertions, of
+// OpenCode's and Kilo CLI's test (agent "opencode" or "kilo", run its
+// runner): a run that writes tides.md; a continued run whose first
+// request carries the resume context and whose turn past the compaction
+// point compacts, the request after the compaction carrying the handoff.
+func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt string, args ...string) string) {
+	t := r.t
+	t.Helper()
 	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of openCodeWindow
 	r.srv.SetScript(compacting(agenttest.NewSteps(
 		writeStep(r.proj, "tides.md", "# Tides\n", quiet), textStep("tides.md is written.", quiet),
 		writeStep(r.proj, "b.txt", "b\n", past), textStep("b.txt is written.", quiet),
-	), "The user asked for tides.md and b.txt; saltwort."))
-	session := r.runKilo("Write tides.md with a Tides heading")
+	), "The user asked for tides.md and b.txt; "+word+"."))
+	session := run("Write tides.md with a Tides heading")
 	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
 		t.Errorf("tides.md = %q, %v", b, err)
 	}
-	r.checkSession("kilo", session, "write", "tides.md")
+	r.checkSession(agent, session, "write", "tides.md")
 
 	before := len(r.srv.Turns())
-	if s := r.runKilo("Add b.txt", "-c"); s != session {
+	if s := run("Add b.txt", "-c"); s != session {
 		t.Errorf("the continued run is session %s, want %s", s, session)
 	}
 	if b, err := os.ReadFile(filepath.Join(r.proj, "b.txt")); err != nil || string(b) != "b\n" {
 		t.Errorf("b.txt = %q, %v", b, err)
 	}
 	turns := r.srv.Turns()
-	if len(turns) <= before || !turns[before].Contains("<ledger-record") || !turns[before].Contains("Session "+session+" (kilo)") {
+	if len(turns) <= before || !turns[before].Contains("<ledger-record") || !turns[before].Contains("Session "+session+" ("+agent+")") {
 		t.Errorf("the continued run's first request does not carry ledger's resume context of session %s:\n%s", session, r.srv.Digest())
 	}
 	n, next := compactionFollowers(r.srv, agenttest.IsOpenCodeCompaction)
 	if n != 1 {
-		t.Fatalf("Kilo CLI asked for %d compactions, want 1:\n%s", n, r.srv.Digest())
+		t.Fatalf("%s asked for %d compactions, want 1:\n%s", agent, n, r.srv.Digest())
 	}
 	r.checkHandoffs(1)
-	c := r.auditOne(session, "saltwort")
+	c := r.auditOne(session, word)
 	if c.Source != "hook" || c.Trigger != "auto" || c.PreTokens == nil {
 		t.Errorf("compaction = %+v, want the plugin's auto compaction with the tokens before it", c)
 	}
@@ -559,4 +530,13 @@ func TestAgentKilo(t *testing.T) {
 		t.Errorf("the request after the compaction does not carry ledger's context with handoff %d:\n%s", *c.HandoffID, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
+}
+
+// TestAgentKilo: Kilo CLI 7.7.7 (OpenCode's fork) with ledger's plugin:
+// OpenCode's test (openCodeCompactAndResume), Kilo's compaction rule
+// being OpenCode's (the window less the output).
+func TestAgentKilo(t *testing.T) {
+	t.Parallel()
+	r := newAgentRig(t, []string{"kilo"})
+	r.openCodeCompactAndResume("kilo", "saltwort", r.runKilo)
 }
