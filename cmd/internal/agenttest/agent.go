@@ -3,6 +3,7 @@ package agenttest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -217,8 +218,90 @@ func (a Agent) install(ctx context.Context, dir string) (string, error) {
 	return path, a.check(ctx, path)
 }
 
-// check runs the installed command for its version.
+// check makes sure the installed command is the pinned version. The
+// package's package.json must say Version, every time; and the command
+// itself must print it, run once per install: the version it printed is
+// kept in the install folder (checkStamp), keyed by the size and time of
+// the command's file and of the install's lock file (npm's
+// node_modules/.package-lock.json, which every install into the prefix
+// rewrites), and later processes trust it while both are unchanged. A
+// version check is a Node or Bun start of up to 2 CPU-seconds, which
+// every test process paid for every agent before.
 func (a Agent) check(ctx context.Context, path string) error {
+	prefix := filepath.Dir(filepath.Dir(filepath.Dir(path)))
+	if err := a.checkPackage(prefix); err != nil {
+		return err
+	}
+	key, err := installKey(prefix, path)
+	if err != nil {
+		return err
+	}
+	stamp := filepath.Join(prefix, checkStamp)
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == key+"\n"+a.Version+"\n" {
+		return nil
+	}
+	if err := a.checkRun(ctx, path); err != nil {
+		return err
+	}
+	// Written whole or not at all (a rename), so that processes checking
+	// at once never read half of it; a stamp that cannot be written only
+	// costs the next process a check.
+	if f, err := os.CreateTemp(prefix, checkStamp+"-*"); err == nil {
+		_, werr := f.WriteString(key + "\n" + a.Version + "\n")
+		if cerr := f.Close(); werr == nil && cerr == nil && os.Rename(f.Name(), stamp) == nil {
+			return nil
+		}
+		os.Remove(f.Name())
+	}
+	return nil
+}
+
+// checkStamp is the file, in an agent's install folder, that records the
+// version its command printed (see check).
+const checkStamp = ".version-checked"
+
+// checkPackage reads the version of the agent's package.json under
+// prefix: the one its command prints (each of the eight reads it there,
+// or was built with it).
+func (a Agent) checkPackage(prefix string) error {
+	file := filepath.Join(prefix, "node_modules", filepath.FromSlash(a.Package), "package.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read %s's package.json: %w", a.Package, err)
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	if pkg.Version != a.Version {
+		return fmt.Errorf("%s is %s %s, not the pinned %s", file, a.Package, pkg.Version, a.Version)
+	}
+	return nil
+}
+
+// installKey names the install at prefix as it is on disk: the size and
+// modification time of the command's file (the symlink resolved) and of
+// npm's lock file of the install.
+func installKey(prefix, path string) (string, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	var key strings.Builder
+	for _, f := range []string{target, filepath.Join(prefix, "node_modules", ".package-lock.json")} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&key, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return strings.TrimSuffix(key.String(), "\n"), nil
+}
+
+// checkRun runs the installed command for its version.
+func (a Agent) checkRun(ctx context.Context, path string) error {
 	// A Node program of tens of MB on a busy machine: a generous deadline.
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()

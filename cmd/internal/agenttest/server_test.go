@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -212,5 +215,85 @@ func TestInstallAgents(t *testing.T) {
 	for _, a := range Agents() {
 		path := a.Require(t)
 		t.Logf("%s %s: %s", a.Package, a.Version, path)
+	}
+}
+
+// TestAgentCheckRunsOncePerInstall: an installed agent's command is run
+// for its version once per install, not in every test process, and an
+// install that is not the pinned version still fails the check: its
+// package.json, read every time, or its command, run again whenever the
+// command's file or npm's lock file of the install changed.
+func TestAgentCheckRunsOncePerInstall(t *testing.T) {
+	t.Parallel()
+	prefix := t.TempDir()
+	a := Agent{Name: "fake", Package: "@fake/cli", Version: "1.2.3", Bin: "fake", VersionArgs: []string{"--version"}}
+	pkgDir := filepath.Join(prefix, "node_modules", "@fake", "cli")
+	bin := filepath.Join(prefix, "node_modules", ".bin")
+	runs := filepath.Join(prefix, "runs")
+	for _, d := range []string{pkgDir, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, text string, mode os.FileMode) {
+		t.Helper()
+		if err := os.WriteFile(name, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := func(version string) {
+		t.Helper()
+		write(filepath.Join(pkgDir, "cli.sh"), "#!/bin/sh\necho run >>"+runs+"\necho "+version+"\n", 0o755)
+	}
+	write(filepath.Join(pkgDir, "package.json"), `{"name": "@fake/cli", "version": "1.2.3"}`, 0o644)
+	lock := filepath.Join(prefix, "node_modules", ".package-lock.json")
+	write(lock, `{"lockfileVersion": 3}`, 0o644)
+	script("1.2.3")
+	if err := os.Symlink("../@fake/cli/cli.sh", filepath.Join(bin, "fake")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(bin, "fake")
+	ranTimes := func() int {
+		b, _ := os.ReadFile(runs)
+		return strings.Count(string(b), "run\n")
+	}
+	ctx := context.Background()
+
+	for i := 0; i < 2; i++ {
+		if err := a.check(ctx, path); err != nil {
+			t.Fatalf("check %d: %v", i, err)
+		}
+	}
+	if n := ranTimes(); n != 1 {
+		t.Fatalf("the command ran %d times for two checks of one install, want 1", n)
+	}
+
+	// npm installed into the prefix again: its lock file is rewritten.
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(lock, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.check(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if n := ranTimes(); n != 2 {
+		t.Fatalf("the command ran %d times after the install changed, want 2", n)
+	}
+
+	// The command replaced by one of another version.
+	script("19.9.9")
+	if err := a.check(ctx, path); err == nil || !strings.Contains(err.Error(), "not version 1.2.3") {
+		t.Fatalf("a command that prints another version passed its check: %v", err)
+	}
+
+	// A package.json of another version fails without a run.
+	script("1.2.3")
+	write(filepath.Join(pkgDir, "package.json"), `{"name": "@fake/cli", "version": "1.2.4"}`, 0o644)
+	before := ranTimes()
+	if err := a.check(ctx, path); err == nil || !strings.Contains(err.Error(), "not the pinned 1.2.3") {
+		t.Fatalf("a package.json of another version passed: %v", err)
+	}
+	if ranTimes() != before {
+		t.Error("the command ran although its package.json is of another version")
 	}
 }
