@@ -61,9 +61,14 @@ func TestRenderPruningKeepsTheMarkdown(t *testing.T) {
 	// holds (about 140 items of 200 runes at 5000 tokens): longer ones
 	// take the same trials, each written at more cost.
 	docs := map[string]Doc{"big": bigDoc(), "long": longDoc(1, 400, 200), "longer": longDoc(2, 800, 40), "requests only": longDoc(3, 600, 0)}
+	// The least budget, and the two where lists hold tens to a hundred
+	// items of their cap: an unsound cap (one item short, a cap measured
+	// at the wrong item length, a >= for a >) shows at 2000 and 5000 only;
+	// budgets between the least and 2000 caught none of those, each
+	// written whole at the cost of one of these.
 	for dn, d := range docs {
 		for cn, count := range cs {
-			for _, budget := range []int{MinBudget, 450, 1000, 2000, 5000} {
+			for _, budget := range []int{MinBudget, 2000, 5000} {
 				pruned := newRenderer(d).fit(budget, count, true)
 				whole := newRenderer(d).fit(budget, count, false)
 				if pruned != whole {
