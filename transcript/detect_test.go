@@ -66,12 +66,13 @@ func TestDetectFixtures(t *testing.T) {
 // read as Read reads it, its long text cut: its type still decides. One
 // too long even cut is passed over, and the next line decides.
 func TestDetectHugeLine(t *testing.T) {
-	huge := `{"type":"user","sessionId":"s","message":{"content":"` + strings.Repeat("x", 20<<20) + `"}}`
+	// Longer than maxKeptLine: only cut does it fit.
+	huge := `{"type":"user","sessionId":"s","message":{"content":"` + strings.Repeat("x", maxKeptLine+keepHead) + `"}}`
 	got, err := Detect(strings.NewReader(huge + "\n"))
 	if err != nil || got != FormatClaude {
-		t.Errorf("20 MB first line: %q, %v", got, err)
+		t.Errorf("9 MB first line: %q, %v", got, err)
 	}
-	numbers := "[" + strings.Repeat("1,", maxKeptLine) + "1]"
+	numbers := "[" + strings.Repeat("1,", maxKeptLine/2) + "1]"
 	codexLine := `{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}`
 	got, err = Detect(strings.NewReader(numbers + "\n" + codexLine + "\n"))
 	if err != nil || got != FormatCodex {
