@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // hookEngine is an engine over a new ledger in a temporary home folder,
@@ -18,7 +19,10 @@ import (
 func hookEngine(t *testing.T) (*Engine, *store.Store, string) {
 	t.Helper()
 	home := t.TempDir()
-	s, err := store.Open(context.Background(), filepath.Join(home, "ledger.db"))
+	// A copy of the migrated template: a migration from scratch is most
+	// of what opening a new ledger costs, and what these tests prove
+	// begins after it.
+	s, err := store.Open(context.Background(), storetest.MigratedFile(t, filepath.Join(home, "ledger.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
