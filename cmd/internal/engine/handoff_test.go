@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // git runs git in dir for a test, with an identity of its own.
@@ -147,7 +148,7 @@ func TestHandoffsOfOneSecondKeepTheirFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	putFile(t, tr, strings.ReplaceAll(string(b), "/home/dev/src/payments", project))
-	s, err := store.Open(ctx, filepath.Join(dir, "ledger.db"))
+	s, err := store.Open(ctx, storetest.MigratedFile(t, filepath.Join(dir, "ledger.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
