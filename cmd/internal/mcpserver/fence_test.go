@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // injection is what a hostile transcript puts in a session id, a message
@@ -52,7 +53,7 @@ func TestRecordedTextStaysInTheFence(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := filepath.Join(dir, "ledger.db")
+	db := storetest.MigratedFile(t, filepath.Join(dir, "ledger.db"))
 	src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "sample", "claude", "-home-dev-src-payments", claudeSession+".jsonl"))
 	if err != nil {
 		t.Fatal(err)

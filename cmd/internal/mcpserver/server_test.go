@@ -20,6 +20,7 @@ import (
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // The sample ledger: testdata/sample's two sessions.
@@ -44,7 +45,8 @@ func newFixture(t *testing.T, max int) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := filepath.Join(dir, "ledger.db")
+	// A copy of the migrated template: the migration is store's to test.
+	db := storetest.MigratedFile(t, filepath.Join(dir, "ledger.db"))
 	samples := filepath.Join(dir, "sample")
 	if err := os.CopyFS(samples, os.DirFS(filepath.Join("..", "..", "..", "testdata", "sample"))); err != nil {
 		t.Fatal(err)

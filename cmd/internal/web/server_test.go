@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/engine"
 	"github.com/agentledger/ledger/store"
+	"github.com/agentledger/ledger/store/storetest"
 )
 
 // The sessions of testdata/sample and testdata/web.
@@ -32,7 +33,8 @@ func testdata(parts ...string) string {
 func buildLedger(t testing.TB, paths ...string) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	// A copy of the migrated template: the migration is store's to test.
+	path := storetest.MigratedFile(t, filepath.Join(t.TempDir(), "ledger.db"))
 	e := openEngine(t, path, engine.Write)
 	if _, err := e.Ingest(ctx, paths, engine.IngestOptions{}); err != nil {
 		t.Fatal(err)
