@@ -497,39 +497,49 @@ func TestHugeLine(t *testing.T) {
 // are kept as they are; a line too long even cut is skipped with its
 // size, and the next line is read.
 func TestLongLineCuts(t *testing.T) {
-	for _, unit := range []string{"x", "é", "€", "😀", `\n`, `\"`, `\\`, `\u00e9`, `\ud83d\ude00`, "a\\u0041"} {
-		t.Run(unit, func(t *testing.T) {
-			// Longer than what a cut keeps by a quarter: the line is padded
-			// past maxWholeLine anyway, and a longer text is more bytes for
-			// the race detector to watch, not another cut.
-			long := strings.Repeat(unit, (keepHead+keepTail)/len(unit)*5/4+1)
-			line := `{"type":"user","uuid":"u","sessionId":"s","message":{"role":"user","content":[` +
-				`{"type":"text","text":"` + long + `"},{"type":"text","text":"short \"one\""}]},"n":[1,2.5,true,null]}`
+	units := []string{"x", "é", "€", "😀", `\n`, `\"`, `\\`, `\u00e9`, `\ud83d\ude00`, "a\\u0041"}
+	// Three texts of three units to a line: each is cut on its own, and
+	// three fill a line past maxWholeLine where one needed padding.
+	for i := 0; i < len(units); i += 3 {
+		group := units[i:min(i+3, len(units))]
+		t.Run(strings.Join(group, " "), func(t *testing.T) {
+			// Longer than what a cut keeps by a quarter: a longer text is
+			// more bytes for the race detector to watch, not another cut.
+			var longs []string
+			line := `{"type":"user","uuid":"u","sessionId":"s","message":{"role":"user","content":[`
+			for _, unit := range group {
+				long := strings.Repeat(unit, (keepHead+keepTail)/len(unit)*5/4+1)
+				longs = append(longs, long)
+				line += `{"type":"text","text":"` + long + `"},`
+			}
+			line += `{"type":"text","text":"short \"one\""}]},"n":[1,2.5,true,null]}`
 			line += strings.Repeat(" ", max(0, maxWholeLine+1-len(line)))
 			recs, res, _ := readBytes(t, FormatClaude, []byte(line+"\n"+`{"type":"user","uuid":"v","sessionId":"s","message":{"role":"user","content":"next"}}`+"\n"))
 			if len(recs) != 2 || res.Skipped != 0 {
 				t.Fatalf("%d records, %+v", len(recs), res)
 			}
 			m := recs[0].Message
-			if len(m.Blocks) != 2 || m.Blocks[1].Text != `short "one"` {
-				t.Fatalf("blocks %d, second %q", len(m.Blocks), m.Blocks[len(m.Blocks)-1].Text)
+			if len(m.Blocks) != len(group)+1 || m.Blocks[len(group)].Text != `short "one"` {
+				t.Fatalf("blocks %d, last %q", len(m.Blocks), m.Blocks[len(m.Blocks)-1].Text)
 			}
-			got := m.Blocks[0].Text
-			if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) {
-				t.Errorf("cut text is not clean UTF-8: %q", got[keepHead-8:keepHead+8])
-			}
-			var full string
-			if err := json.Unmarshal([]byte(`"`+long+`"`), &full); err != nil {
-				t.Fatal(err)
-			}
-			// The limits count bytes of JSON: six of them make one byte of é.
-			head, rest, ok := strings.Cut(got, "\n[ledger: ")
-			if !ok || !strings.HasPrefix(full, head) || len(head) < keepHead/4 {
-				t.Errorf("head of %d bytes is not the text's start", len(head))
-			}
-			_, tail, _ := strings.Cut(rest, "]\n")
-			if !strings.HasSuffix(full, tail) || len(tail) < keepTail/4 {
-				t.Errorf("tail of %d bytes is not the text's end", len(tail))
+			for j, long := range longs {
+				got := m.Blocks[j].Text
+				if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) {
+					t.Errorf("%s: cut text is not clean UTF-8: %q", group[j], got[keepHead-8:keepHead+8])
+				}
+				var full string
+				if err := json.Unmarshal([]byte(`"`+long+`"`), &full); err != nil {
+					t.Fatal(err)
+				}
+				// The limits count bytes of JSON: six of them make one byte of é.
+				head, rest, ok := strings.Cut(got, "\n[ledger: ")
+				if !ok || !strings.HasPrefix(full, head) || len(head) < keepHead/4 {
+					t.Errorf("%s: head of %d bytes is not the text's start", group[j], len(head))
+				}
+				_, tail, _ := strings.Cut(rest, "]\n")
+				if !strings.HasSuffix(full, tail) || len(tail) < keepTail/4 {
+					t.Errorf("%s: tail of %d bytes is not the text's end", group[j], len(tail))
+				}
 			}
 			if recs[1].Message.Text() != "next" {
 				t.Errorf("next line: %q", recs[1].Message.Text())
