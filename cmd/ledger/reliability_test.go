@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -376,166 +377,407 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 }
 
-// TestKillDuringIngest kills `ledger ingest` with SIGKILL at several
-// moments of one big ingest (while it migrates a new database, mid-file,
-// near the end), each time into a new database and then, cumulatively,
-// into one database. After every kill the database must pass SQLite's and
-// FTS5's integrity checks; a second run must then land exactly what a clean
-// ingest lands, with no duplicates.
+// TestKillDuringIngest kills `ledger ingest` with SIGKILL at each stage of
+// an ingest that commits in two batches (an ingest reads files into one
+// transaction until it holds about 10,000 messages, the engine's
+// batchMessages): while it migrates a new database; inside the first
+// batch's transaction, reading its files; during its FTS indexing, its
+// files read and nothing of it in the WAL; while its pages go to the WAL,
+// uncommitted; once it is committed, before the second batch has
+// committed anything; inside the second batch's transaction, reading its
+// file; and after the last commit, while the sessions' resume states are
+// made. Where a point is seen the process is stopped (SIGSTOP), and the
+// point is checked on the stopped process (what another connection reads
+// as committed, which transcript it holds open and how far it has read
+// it) before the kill: each kill is proven to land where it says. A stop
+// that came too late (a busy machine) is run again from the same state.
+//
+// The kills go one after another into one database, each run taking on
+// what the last left. After each kill a copy of that database must pass
+// SQLite's and FTS5's integrity checks, and another ingest must finish it
+// into exactly a clean ingest's messages (the same rows in the same order,
+// no duplicates); so must the database of all the kills, at the end.
 func TestKillDuringIngest(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("ingests tens of megabytes several times")
+	home, err := filepath.EvalSymlinks(t.TempDir()) // the paths /proc shows
+	if err != nil {
+		t.Fatal(err)
 	}
-	setup := time.Now()
-	home := t.TempDir()
-	corpus := filepath.Join(home, "corpus")
-	// One generated session, written as four (only the session id differs):
-	// generating and reading each under the race detector would cost more
-	// than the ingests.
+	// The first batch: four files of one generated session (only the
+	// session id differs: generating each under the race detector would
+	// cost more than the ingests), the last of them taking the batch over
+	// batchMessages. The second batch: one smaller file.
 	const template = "00000000-0000-4000-8000-0000000000ff"
 	var part bytes.Buffer
 	if err := transcript.Generate(&part, transcript.GenOptions{Seed: 7000, SessionID: template,
-		Project: "/home/dev/src/k", Messages: 2000, CompactEvery: 400}); err != nil {
+		Project: "/home/dev/src/k", Messages: 2600, CompactEvery: 500, Shape: transcript.GenReal}); err != nil {
 		t.Fatal(err)
 	}
-	one := filepath.Join(home, template+".jsonl")
-	appendFile(t, one, part.Bytes())
-	each := expectedCounts(t, one)[template]
+	const batchMessages = 10_000 // the engine's
+	var files []string
+	for i := range 4 {
+		f := filepath.Join(home, "corpus", fmt.Sprintf("-k%d", i), sessionUUID(i, 3)+".jsonl")
+		appendFile(t, f, bytes.ReplaceAll(part.Bytes(), []byte(template), []byte(sessionUUID(i, 3))))
+		files = append(files, f)
+	}
+	each := expectedCounts(t, files[0])[sessionUUID(0, 3)]
 	want := map[string]tally{}
 	for i := range 4 {
-		id := sessionUUID(i, 3)
-		appendFile(t, filepath.Join(corpus, fmt.Sprintf("-k%d", i), id+".jsonl"), bytes.ReplaceAll(part.Bytes(), []byte(template), []byte(id)))
-		want[id] = each
+		want[sessionUUID(i, 3)] = each
 	}
-	size := 4 * part.Len()
+	if 3*each.Messages >= batchMessages || 4*each.Messages < batchMessages {
+		t.Fatalf("each file holds %d messages: the first batch would not be the four files", each.Messages)
+	}
+	last := sessionUUID(4, 3)
+	files = append(files, filepath.Join(home, "corpus", "-k4", last+".jsonl"))
+	generate(t, files[4], transcript.GenOptions{Seed: 7001, SessionID: last, Project: "/home/dev/src/k",
+		Messages: 800, CompactEvery: 500, Shape: transcript.GenReal})
+	want[last] = expectedCounts(t, files[4])[last]
+	batch1, total := 4*each.Messages, 4*each.Messages+want[last].Messages
+	size5 := fileSize(files[4])
 
-	// A clean ingest, timed: the kill points are fractions of it.
-	clean := filepath.Join(home, "clean.db")
-	t0 := time.Now()
-	ingestBin(t, home, clean, corpus)
-	full := time.Since(t0)
+	clean := storetest.MigratedFile(t, filepath.Join(home, "clean.db"))
+	ingestBin(t, home, clean, files...)
 	sameCounts(t, "clean ingest", storedCounts(t, home, clean), want)
-	t.Logf("clean ingest of 4 files, %.1f MB: %v (set up in %v)", float64(size)/1e6, full.Round(time.Millisecond), t0.Sub(setup).Round(time.Millisecond))
+	cleanRows := messageRows(t, clean)
 
-	// kill starts an ingest into db and sends it SIGKILL once at says so
-	// (asked every 2 ms), unless it ends first.
-	kill := func(db string, at killPoint) (killed bool, after time.Duration) {
-		w := &watch{db: db}
-		defer w.close()
-		p := startBin(t, home, "", "--db", db, "ingest", "--json", corpus)
-		w.start = p.started
-		for !p.exited() && !at(w, time.Since(p.started)) {
-			time.Sleep(2 * time.Millisecond)
+	committed := func(n int) func(w *ingestWatch) error {
+		return func(w *ingestWatch) error {
+			if w.committed != n {
+				return fmt.Errorf("%d messages committed, want %d", w.committed, n)
+			}
+			return nil
 		}
-		after = time.Since(p.started)
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		p.wait(t)
-		if !p.exitSignal && p.exitCode != 0 {
-			t.Fatalf("ingest failed before the kill: exit %d, %s", p.exitCode, p.errb.String())
-		}
-		return p.exitSignal, after
 	}
-	// Where the kills land: while the new database is created and
-	// migrated; while the first file's pages go to the WAL at its commit
-	// (the page cache holds them until then); at the start of the second
-	// file's transaction; in the middle of the third's and early in the
-	// fourth's, timed by how long this very run took over the file before.
 	points := []struct {
-		name string
-		at   killPoint
+		name  string
+		after int                        // the point whose kill it starts from (-1: none)
+		when  func(w *ingestWatch) bool  // seen on the running process: stop it
+		is    func(w *ingestWatch) error // on the stopped process: the point reached
 	}{
-		{"database created", func(w *watch, _ time.Duration) bool { return w.size("") >= 0 }},
-		{"first commit", func(w *watch, _ time.Duration) bool { return w.size("-wal") >= 2<<20 }},
-		{"second file starts", func(w *watch, _ time.Duration) bool { return w.files() >= 1 }},
-		{"mid third file", func(w *watch, since time.Duration) bool { return w.files() >= 2 && since > w.reached[2]+w.lastFile()/2 }},
-		{"early fourth file", func(w *watch, since time.Duration) bool { return w.files() >= 3 && since > w.reached[3]+w.lastFile()/4 }},
+		{"migrating a new database", -1,
+			func(w *ingestWatch) bool { return fileSize(w.db) >= 0 },
+			func(w *ingestWatch) error {
+				if len(w.seen) > 0 {
+					return fmt.Errorf("already reading %v", w.seen)
+				}
+				return nil
+			}},
+		{"inside the first batch's transaction", 0,
+			func(w *ingestWatch) bool { return w.open == files[1] },
+			func(w *ingestWatch) error {
+				if w.open != files[1] && w.open != files[2] && w.open != files[3] {
+					return fmt.Errorf("holds %q open, not the first batch's second to fourth files", w.open)
+				}
+				return committed(0)(w)
+			}},
+		{"the first batch's FTS index, before its commit", 1,
+			func(w *ingestWatch) bool { return w.seen[files[3]] && w.open == "" },
+			func(w *ingestWatch) error {
+				if !w.seen[files[3]] || w.open != "" || w.walChanged() {
+					return fmt.Errorf("holds %q open (last file seen: %v), WAL changed: %v", w.open, w.seen[files[3]], w.walChanged())
+				}
+				return committed(0)(w)
+			}},
+		{"the first batch's pages in the WAL, uncommitted", 2,
+			func(w *ingestWatch) bool { return w.seen[files[3]] && w.walChanged() },
+			func(w *ingestWatch) error {
+				if !w.walChanged() {
+					return fmt.Errorf("nothing written to the WAL")
+				}
+				return committed(0)(w)
+			}},
+		{"between the batches", 3,
+			func(w *ingestWatch) bool { return w.committed > 0 },
+			committed(batch1)},
+		{"inside the second batch's transaction", 4,
+			func(w *ingestWatch) bool { return w.open == files[4] && w.pos[files[4]] >= size5/2 },
+			func(w *ingestWatch) error {
+				if w.open != files[4] {
+					return fmt.Errorf("holds %q open, not the second batch's file", w.open)
+				}
+				return committed(batch1)(w)
+			}},
+		{"making the resume states after the last commit", 3,
+			func(w *ingestWatch) bool { return w.committed == total && w.resumeStates == 0 },
+			func(w *ingestWatch) error {
+				if w.resumeStates != 0 {
+					return fmt.Errorf("%d resume states saved", w.resumeStates)
+				}
+				return committed(total)(w)
+			}},
 	}
-	cumulative := filepath.Join(home, "cumulative.db")
+	// finish checks a copy of what a kill left: healthy, then finished by
+	// another ingest into exactly the clean ingest's messages.
+	finish := func(t *testing.T, db, as string) {
+		t.Helper()
+		copyLedger(t, db, as)
+		wantHealthy(t, home, as)
+		ingestBin(t, home, as, files...)
+		wantHealthy(t, home, as)
+		sameCounts(t, "finished", storedCounts(t, home, as), want)
+		wantNoDuplicates(t, as)
+		if got := messageRows(t, as); !slices.Equal(got, cleanRows) {
+			t.Errorf("finished: %d message rows differ from the clean ingest's %d", len(got), len(cleanRows))
+		}
+	}
+	// Each run starts from what an earlier kill left (left(i), the
+	// database as it was killed): the kills follow one another, and the
+	// last starts again from the first batch's uncommitted pages in the
+	// WAL, so that it has the five sessions' resume states to make.
+	chain := filepath.Join(home, "kills.db")
+	left := func(i int) string { return filepath.Join(home, fmt.Sprintf("killed-%d.db", i)) }
 	for i, pt := range points {
-		t.Run(pt.name, func(t *testing.T) {
-			db := filepath.Join(home, fmt.Sprintf("kill-%d.db", i))
-			killed, after := kill(db, pt.at)
-			landed := map[string]tally{}
-			if _, err := os.Stat(db); err == nil {
-				wantHealthy(t, home, db)
-				landed = storedCounts(t, home, db)
+		ok := t.Run(pt.name, func(t *testing.T) {
+			from := ""
+			if pt.after >= 0 {
+				from = left(pt.after)
 			}
-			total := 0
-			for _, c := range landed {
-				total += c.Messages
+			for attempt := 1; ; attempt++ {
+				removeLedger(t, chain)
+				if from != "" {
+					copyLedger(t, from, chain)
+				}
+				w, err := killAt(t, home, chain, files, pt.when, pt.is)
+				if err == nil {
+					t.Logf("killed in run %d: %d of %d messages committed, %q open at %d, WAL %d bytes",
+						attempt, w.committed, total, cmpOr(strings.TrimPrefix(w.open, filepath.Dir(w.open)+"/"), "nothing"), w.pos[w.open], w.wal.size)
+					break
+				}
+				if attempt == 3 {
+					t.Fatalf("not reached in %d runs: %v", attempt, err)
+				}
+				t.Logf("run %d: %v; again", attempt, err)
 			}
-			t.Logf("killed=%v after %v: %d of %d messages committed", killed, after.Round(time.Millisecond), total, 4*each.Messages)
-			ingestBin(t, home, db, corpus)
-			wantHealthy(t, home, db)
-			sameCounts(t, "after the kill and a second run", storedCounts(t, home, db), want)
-			wantNoDuplicates(t, db)
-
-			// The same kill into one database that keeps what every
-			// earlier kill left.
-			kill(cumulative, pt.at)
-			wantHealthy(t, home, cumulative)
+			copyLedger(t, chain, left(i))
+			if from != "" && sameFiles(t, from, chain) {
+				// Killed before it wrote anything: the files are those
+				// of the kill it started from, whose finish was checked.
+				t.Logf("the database and its WAL are as the run found them")
+				return
+			}
+			finish(t, chain, filepath.Join(home, fmt.Sprintf("finish-%d.db", i)))
 		})
+		if !ok {
+			t.FailNow()
+		}
 	}
-	ingestBin(t, home, cumulative, corpus)
-	wantHealthy(t, home, cumulative)
-	sameCounts(t, "after repeated kills and a last run", storedCounts(t, home, cumulative), want)
-	wantNoDuplicates(t, cumulative)
+	// The database of all the kills, finished.
+	ingestBin(t, home, chain, files...)
+	wantHealthy(t, home, chain)
+	sameCounts(t, "after all the kills and a last run", storedCounts(t, home, chain), want)
+	wantNoDuplicates(t, chain)
+	if got := messageRows(t, chain); !slices.Equal(got, cleanRows) {
+		t.Errorf("after all the kills: %d message rows differ from the clean ingest's %d", len(got), len(cleanRows))
+	}
 }
 
-// killPoint tells, from what a watch sees of a running ingest and the
-// time since it started, whether to kill it now.
-type killPoint func(w *watch, since time.Duration) bool
-
-// watch looks at a database that an ingest is writing: its files' sizes
-// and, through a read-only connection (WAL readers do not block the
-// writer), how many transcript files it has committed and when.
-type watch struct {
-	db      string
-	start   time.Time // when the ingest started
-	conn    *sql.DB
-	reached map[int]time.Duration // when n files were first seen committed, since start
-	n       int
+// killAt runs an ingest of files into db, stops it (SIGSTOP) once when
+// says so, and kills it (SIGKILL) there: the error says why the stopped
+// process was not at the point is checks (or had ended before).
+func killAt(t *testing.T, home, db string, files []string, when func(*ingestWatch) bool, is func(*ingestWatch) error) (*ingestWatch, error) {
+	t.Helper()
+	p := startBin(t, home, "", append([]string{"--db", db, "ingest", "--json"}, files...)...)
+	w := &ingestWatch{db: db, pid: p.cmd.Process.Pid, files: map[string]bool{}, seen: map[string]bool{}, pos: map[string]int64{}}
+	defer w.close()
+	for _, f := range files {
+		w.files[f] = true
+	}
+	w.start = w.walNow()
+	w.look(false)
+	for !p.exited() && !when(w) {
+		time.Sleep(time.Millisecond)
+		w.look(false)
+	}
+	var err error
+	if p.exited() {
+		err = errors.New("the ingest ended first")
+	} else {
+		p.cmd.Process.Signal(syscall.SIGSTOP)
+		for !p.exited() && !stopped(p.cmd.Process.Pid) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		if p.exited() {
+			err = errors.New("the ingest ended first")
+		} else {
+			w.look(true)
+			err = is(w)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
+	if !p.exitSignal && p.exitCode != 0 {
+		t.Fatalf("ingest failed before the kill: exit %d, %s", p.exitCode, p.errb.String())
+	}
+	return w, err
 }
 
-// size is the size of the database file with suffix name, -1 if none.
-func (w *watch) size(name string) int64 {
-	fi, err := os.Stat(w.db + name)
+// stopped tells whether the process is stopped by a signal.
+func stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+}
+
+// ingestWatch looks at an ingest from outside: the transcripts it holds
+// open (/proc) and how far it has read them, its WAL, and, through a
+// read-only connection (a WAL reader does not block the writer), what it
+// has committed.
+type ingestWatch struct {
+	db    string
+	pid   int
+	files map[string]bool // the transcripts it reads
+	// seen are the transcripts seen open, pos how far each was read, open
+	// the one open at the last look ("" none).
+	seen map[string]bool
+	pos  map[string]int64
+	open string
+	// start is the WAL when the run began, wal at the last look; the
+	// committed counts are read again whenever the WAL changes.
+	start, wal   walStamp
+	conn         *sql.DB
+	committed    int // messages
+	resumeStates int
+}
+
+// walStamp is a WAL file's size and time: a WAL that was checkpointed
+// whole is written again from its start, its size unchanged.
+type walStamp struct {
+	size int64
+	mod  time.Time
+}
+
+func (w *ingestWatch) walNow() walStamp {
+	fi, err := os.Stat(w.db + "-wal")
+	if err != nil {
+		return walStamp{size: -1}
+	}
+	return walStamp{fi.Size(), fi.ModTime()}
+}
+
+// walChanged tells whether the run has written to the WAL.
+func (w *ingestWatch) walChanged() bool { return w.wal != w.start }
+
+// look reads the process's state; force reads the committed counts even
+// if the WAL has not changed.
+func (w *ingestWatch) look(force bool) {
+	dir := fmt.Sprintf("/proc/%d/fd", w.pid)
+	w.open = ""
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil || !w.files[target] {
+			continue
+		}
+		w.open, w.seen[target] = target, true
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", w.pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			var pos int64
+			if _, err := fmt.Sscanf(l, "pos: %d", &pos); err == nil && pos > w.pos[target] {
+				w.pos[target] = pos
+			}
+		}
+	}
+	if now := w.walNow(); now != w.wal || force {
+		w.wal = now
+		w.readCommitted()
+	}
+}
+
+func (w *ingestWatch) readCommitted() {
+	if w.conn == nil {
+		if _, err := os.Stat(w.db); err != nil {
+			return
+		}
+		c, err := sql.Open("sqlite", "file:"+w.db+"?mode=ro&_pragma=busy_timeout(50)")
+		if err != nil {
+			return
+		}
+		w.conn = c
+	}
+	var n int
+	if w.conn.QueryRow(`SELECT count(*) FROM messages`).Scan(&n) == nil {
+		w.committed = n
+	}
+	if w.conn.QueryRow(`SELECT count(*) FROM resume_states`).Scan(&n) == nil {
+		w.resumeStates = n
+	}
+}
+
+func (w *ingestWatch) close() {
+	if w.conn != nil {
+		w.conn.Close()
+	}
+}
+
+// fileSize is path's size, -1 if there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
 	if err != nil {
 		return -1
 	}
 	return fi.Size()
 }
 
-// files is how many transcript files the ingest has committed (cursors).
-func (w *watch) files() int {
-	if w.conn == nil {
-		if w.size("") <= 0 {
-			return 0
+// copyLedger copies a SQLite ledger's files as a killed process left
+// them (the database, its WAL and shared memory), replacing dst's.
+func copyLedger(t *testing.T, src, dst string) {
+	t.Helper()
+	removeLedger(t, dst)
+	for _, ext := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(src + ext)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-		c, err := sql.Open("sqlite", "file:"+w.db+"?mode=ro&_pragma=busy_timeout(50)")
 		if err != nil {
-			return 0
+			t.Fatal(err)
 		}
-		w.conn, w.reached = c, map[int]time.Duration{0: 0}
-	}
-	var n int
-	if w.conn.QueryRow(`SELECT count(*) FROM cursors`).Scan(&n) == nil && n > w.n {
-		for i := w.n + 1; i <= n; i++ {
-			w.reached[i] = time.Since(w.start)
+		if err := os.WriteFile(dst+ext, b, 0o600); err != nil {
+			t.Fatal(err)
 		}
-		w.n = n
 	}
-	return w.n
 }
 
-// lastFile is how long the last committed file took.
-func (w *watch) lastFile() time.Duration { return w.reached[w.n] - w.reached[w.n-1] }
-
-func (w *watch) close() {
-	if w.conn != nil {
-		w.conn.Close()
+// sameFiles tells whether two ledgers' database and WAL files hold the
+// same bytes.
+func sameFiles(t *testing.T, a, b string) bool {
+	t.Helper()
+	for _, ext := range []string{"", "-wal"} {
+		x, errx := os.ReadFile(a + ext)
+		y, erry := os.ReadFile(b + ext)
+		if errx != nil || erry != nil || !bytes.Equal(x, y) {
+			return false
+		}
 	}
+	return true
+}
+
+func removeLedger(t *testing.T, db string) {
+	t.Helper()
+	for _, ext := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(db + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// messageRows lists a ledger's messages in their sessions' order: what
+// makes two ingests' messages the same (their text by length and start).
+func messageRows(t *testing.T, db string) []string {
+	t.Helper()
+	var rows []string
+	if err := rawDB(t, db).Select(&rows, `SELECT session_id || ' ' || seq || ' ' || uuid || ' ' || role || ' ' || kind || ' ' ||
+		length(text) || ' ' || substr(text, 1, 40) FROM messages ORDER BY session_id, seq`); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // TestOwnerOnlyFiles runs what creates files (ingest, compact with and
