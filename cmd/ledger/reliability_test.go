@@ -309,11 +309,11 @@ func TestConcurrentWriters(t *testing.T) {
 		seed := uint64(round*1000 + 1)
 		for i, f := range files {
 			generate(t, f, transcript.GenOptions{Seed: seed + uint64(i), SessionID: sessionUUID(i, 1),
-				Project: fmt.Sprintf("/home/dev/src/p%d", i), Messages: messages, CompactEvery: 120})
+				Project: fmt.Sprintf("/home/dev/src/p%d", i), Messages: messages, CompactEvery: 120, Shape: transcript.GenReal})
 		}
 		var part bytes.Buffer
 		if err := transcript.Generate(&part, transcript.GenOptions{Seed: seed + 500, SessionID: sharedID,
-			Project: cwd, Messages: messages, CompactEvery: 120}); err != nil {
+			Project: cwd, Messages: messages, CompactEvery: 120, Shape: transcript.GenReal}); err != nil {
 			t.Fatal(err)
 		}
 
