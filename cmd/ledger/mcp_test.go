@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentledger/ledger/store/storetest"
 	"github.com/agentledger/ledger/transcript"
 )
 
@@ -94,10 +93,8 @@ func (c *mcpClient) ok(name string, args map[string]any, out any) string {
 // `ledger ingest` process writes.
 func TestMCPEndToEnd(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
 	home := t.TempDir()
-	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
-	ingestBin(t, home, db, corpus)
+	db := corpusFile(t, filepath.Join(home, "ledger.db"))
 	if r := runCmd(t, home, "", "--db", db, "compact", mcpSession[:8], "--out", filepath.Join(home, "h.md")); r.code != 0 {
 		t.Fatalf("compact: %d %s", r.code, r.stderr)
 	}

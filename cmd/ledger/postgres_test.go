@@ -59,6 +59,48 @@ func ingestCorpus(t *testing.T, home, db, corpus string) result {
 	return execLedger(t, home, "", "", nil, "--db", db, "ingest", corpus)
 }
 
+// corpusFile writes at db a SQLite ledger that has ingested the corpus
+// folder, as ingestCorpus leaves it, for the tests whose starting point it
+// is (what they compare, push or serve). The ingest runs once per test
+// binary, by the built binary; each caller gets a copy.
+func corpusFile(t *testing.T, db string) string {
+	t.Helper()
+	corpus := corpusDir(t)
+	corpusIngested.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ledger-corpusfile-")
+		if err != nil {
+			corpusIngested.err = err.Error()
+			return
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+		corpusIngested.db = filepath.Join(dir, "ledger.db")
+		if r := ingestCorpus(t, dir, corpusIngested.db, corpus); r.code != 0 {
+			corpusIngested.err = r.stderr
+		}
+		// The ledger closed, its WAL is checkpointed into the file: a copy
+		// of the file is the whole ledger.
+		if fi, err := os.Stat(corpusIngested.db + "-wal"); err == nil && fi.Size() > 0 {
+			corpusIngested.err = "a WAL is left beside the ingested ledger"
+		}
+	})
+	if corpusIngested.err != "" {
+		t.Fatalf("ingest the corpus: %s", corpusIngested.err)
+	}
+	data, err := os.ReadFile(corpusIngested.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+var corpusIngested struct {
+	once    sync.Once
+	db, err string
+}
+
 type ledgerCounts struct {
 	Sessions    int64 `json:"sessions"`
 	Messages    int64 `json:"messages"`
@@ -148,11 +190,9 @@ func TestSearchParity(t *testing.T) {
 	corpus := corpusDir(t)
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
-	for _, db := range []string{local, url} {
-		if r := ingestCorpus(t, home, db, corpus); r.code != 0 {
-			t.Fatalf("ingest into %s: %s", db, r.stderr)
-		}
+	local := corpusFile(t, filepath.Join(home, "local.db"))
+	if r := ingestCorpus(t, home, url, corpus); r.code != 0 {
+		t.Fatalf("ingest into %s: %s", url, r.stderr)
 	}
 	found := 0
 	for _, q := range parityQueries {
@@ -187,13 +227,9 @@ func TestSearchParity(t *testing.T) {
 // sends nothing, and the server then holds what the local ledger holds.
 func TestSyncTwice(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
-	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
-		t.Fatalf("ingest: %s", r.stderr)
-	}
+	local := corpusFile(t, filepath.Join(home, "local.db"))
 	var sessions []struct{ ID string }
 	decodeJSON(t, ledgerEnv(t, home, nil, "--db", local, "sessions", "--json").stdout, &sessions)
 	if r := ledgerEnv(t, home, nil, "--db", local, "note", sessions[0].ID, "--decision", "pin the toolchain"); r.code != 0 {
@@ -236,11 +272,9 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 	corpus := corpusDir(t)
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
-	for _, db := range []string{local, url} {
-		if r := ingestCorpus(t, home, db, corpus); r.code != 0 {
-			t.Fatalf("ingest into %s: %s", db, r.stderr)
-		}
+	local := corpusFile(t, filepath.Join(home, "local.db"))
+	if r := ingestCorpus(t, home, url, corpus); r.code != 0 {
+		t.Fatalf("ingest into %s: %s", url, r.stderr)
 	}
 	var sessions []struct{ ID string }
 	decodeJSON(t, ledgerEnv(t, home, nil, "--db", local, "sessions", "--json").stdout, &sessions)

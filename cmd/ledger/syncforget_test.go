@@ -18,13 +18,9 @@ import (
 // key, and that error stopped the sync of every session after it.
 func TestSyncAfterForgetOnServer(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
-	if r := ingestCorpus(t, home, local, corpus); r.code != 0 {
-		t.Fatalf("ingest: %s", r.stderr)
-	}
+	local := corpusFile(t, filepath.Join(home, "local.db"))
 	var sessions []struct{ ID string }
 	decodeJSON(t, ledgerEnv(t, home, nil, "--db", local, "sessions", "--json").stdout, &sessions)
 	if len(sessions) < 3 {

@@ -30,8 +30,7 @@ func TestSyncSameAnswers(t *testing.T) {
 	corpus := corpusDir(t)
 	url := storetest.MigratedPG(t)
 	home := t.TempDir()
-	local := filepath.Join(home, "local.db")
-	ingestBin(t, home, local, corpus)
+	local := corpusFile(t, filepath.Join(home, "local.db"))
 	const (
 		spotter  = "258c7280-ae70-4798-800f-63464d01a85d" // an agent compaction
 		viewer   = "ae4a77f8-aedd-4bc1-888f-c94edc91af04" // an agent compaction
