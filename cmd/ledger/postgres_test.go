@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -96,6 +97,27 @@ func corpusFile(t *testing.T, db string) string {
 	return db
 }
 
+// corpusPG returns a new database on the test server holding the corpus
+// folder as ingestCorpus leaves it: a copy of a template database the
+// built binary ingested it into once per test binary.
+func corpusPG(t *testing.T) string {
+	t.Helper()
+	corpus := corpusDir(t)
+	return pgtest.Migrated(t, "corpus", func(url string) error {
+		home, err := os.MkdirTemp("", "ledger-corpuspg-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(home)
+		cmd := exec.Command(ledgerBin, "--db", url, "ingest", corpus)
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("ingest the corpus: %v: %s", err, out)
+		}
+		return nil
+	})
+}
+
 var corpusIngested struct {
 	once    sync.Once
 	db, err string
@@ -187,13 +209,9 @@ var parityQueries = [][]string{
 // on PostgreSQL holding the same corpus.
 func TestSearchParity(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
-	url := storetest.MigratedPG(t)
+	url := corpusPG(t)
 	home := t.TempDir()
 	local := corpusFile(t, filepath.Join(home, "local.db"))
-	if r := ingestCorpus(t, home, url, corpus); r.code != 0 {
-		t.Fatalf("ingest into %s: %s", url, r.stderr)
-	}
 	found := 0
 	for _, q := range parityQueries {
 		var sets [2][]string
@@ -269,13 +287,9 @@ func TestSyncTwice(t *testing.T) {
 // SQLite and on PostgreSQL holding the same corpus, session by session.
 func TestTeamLedgerSameAnswers(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
-	url := storetest.MigratedPG(t)
+	url := corpusPG(t)
 	home := t.TempDir()
 	local := corpusFile(t, filepath.Join(home, "local.db"))
-	if r := ingestCorpus(t, home, url, corpus); r.code != 0 {
-		t.Fatalf("ingest into %s: %s", url, r.stderr)
-	}
 	var sessions []struct{ ID string }
 	decodeJSON(t, ledgerEnv(t, home, nil, "--db", local, "sessions", "--json").stdout, &sessions)
 	commands := [][]string{{"sessions", "--json"}, {"audit", "--json"}, {"audit"}}
@@ -299,10 +313,8 @@ func TestTeamLedgerSameAnswers(t *testing.T) {
 // read tools on a read-only session of the server, its note tool writing.
 func TestMCPOnPostgres(t *testing.T) {
 	t.Parallel()
-	corpus := corpusDir(t)
-	url := storetest.MigratedPG(t)
+	url := corpusPG(t)
 	home := t.TempDir()
-	ingestBin(t, home, url, corpus)
 	c := startMCP(t, home, "--db", url, "mcp")
 	var sessions struct{ Total int }
 	c.ok("sessions", nil, &sessions)
