@@ -511,19 +511,25 @@ func TestKillDuringIngest(t *testing.T) {
 				return committed(total)(w)
 			}},
 	}
+	// finished runs another ingest into db and checks it healthy and
+	// holding exactly the clean ingest's messages.
+	finished := func(t *testing.T, what, db string) {
+		t.Helper()
+		ingestBin(t, home, db, files...)
+		wantHealthy(t, home, db)
+		sameCounts(t, what, storedCounts(t, home, db), want)
+		wantNoDuplicates(t, db)
+		if got := messageRows(t, db); !slices.Equal(got, cleanRows) {
+			t.Errorf("%s: %d message rows differ from the clean ingest's %d", what, len(got), len(cleanRows))
+		}
+	}
 	// finish checks a copy of what a kill left: healthy, then finished by
 	// another ingest into exactly the clean ingest's messages.
 	finish := func(t *testing.T, db, as string) {
 		t.Helper()
 		copyLedger(t, db, as)
 		wantHealthy(t, home, as)
-		ingestBin(t, home, as, files...)
-		wantHealthy(t, home, as)
-		sameCounts(t, "finished", storedCounts(t, home, as), want)
-		wantNoDuplicates(t, as)
-		if got := messageRows(t, as); !slices.Equal(got, cleanRows) {
-			t.Errorf("finished: %d message rows differ from the clean ingest's %d", len(got), len(cleanRows))
-		}
+		finished(t, "finished", as)
 	}
 	// Each run starts from what an earlier kill left (left(i), the
 	// database as it was killed): the kills follow one another, and the
@@ -567,13 +573,7 @@ func TestKillDuringIngest(t *testing.T) {
 		}
 	}
 	// The database of all the kills, finished.
-	ingestBin(t, home, chain, files...)
-	wantHealthy(t, home, chain)
-	sameCounts(t, "after all the kills and a last run", storedCounts(t, home, chain), want)
-	wantNoDuplicates(t, chain)
-	if got := messageRows(t, chain); !slices.Equal(got, cleanRows) {
-		t.Errorf("after all the kills: %d message rows differ from the clean ingest's %d", len(got), len(cleanRows))
-	}
+	finished(t, "after all the kills and a last run", chain)
 }
 
 // killAt runs an ingest of files into db, stops it (SIGSTOP) once when
