@@ -111,49 +111,64 @@ func corpusDirTB(t testing.TB) string {
 func corpusLedger(t *testing.T) (home, db string) {
 	t.Helper()
 	corpusDir(t) // skip without the corpus
-	ingested.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ledger-corpus-")
-		if err != nil {
-			ingested.err = err.Error()
-			return
-		}
-		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
-		layOutCorpus(t, dir)
-		ingested.db = filepath.Join(dir, "ledger.db")
-		// By the binary: several times faster than in-process under the
-		// race detector (TestIngestCorpus ingests the corpus in-process).
-		r := runBin(t, dir, "", "--db", ingested.db, "ingest", filepath.Join(dir, ".claude", "projects"), filepath.Join(dir, ".codex", "sessions"))
-		if r.code != 0 {
-			ingested.err = r.stderr
-		}
-		// The ledger closed, its WAL is checkpointed into the file: a copy
-		// of the file is the whole ledger.
-		if fi, err := os.Stat(ingested.db + "-wal"); err == nil && fi.Size() > 0 {
-			ingested.err = "a WAL is left beside the ingested ledger"
-		}
-	})
-	if ingested.err != "" {
-		t.Fatalf("ingest the corpus: %s", ingested.err)
-	}
 	home = t.TempDir()
 	layOutCorpus(t, home)
 	db = filepath.Join(home, ".local", "share", "ledger", "ledger.db")
 	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(ingested.db)
+	laidOut.copyTo(t, db, func(dir string) (string, result) {
+		layOutCorpus(t, dir)
+		db := filepath.Join(dir, "ledger.db")
+		// By the binary: several times faster than in-process under the
+		// race detector (TestIngestCorpus ingests the corpus in-process).
+		return db, runBin(t, dir, "", "--db", db, "ingest", filepath.Join(dir, ".claude", "projects"), filepath.Join(dir, ".codex", "sessions"))
+	})
+	return home, db
+}
+
+// laidOut is corpusLedger's ledger.
+var laidOut onceLedger
+
+// onceLedger is a SQLite ledger made once per test binary, which tests
+// start from copies of.
+type onceLedger struct {
+	once    sync.Once
+	db, err string
+}
+
+// copyTo writes at db a copy of the ledger, which make (given a folder of
+// its own, removed when the test binary ends) makes the first time and
+// returns with the result of the command that made it.
+func (o *onceLedger) copyTo(t *testing.T, db string, make func(dir string) (string, result)) {
+	t.Helper()
+	o.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ledger-corpus-")
+		if err != nil {
+			o.err = err.Error()
+			return
+		}
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
+		var r result
+		if o.db, r = make(dir); r.code != 0 {
+			o.err = r.stderr
+		}
+		// The ledger closed, its WAL is checkpointed into the file: a copy
+		// of the file is the whole ledger.
+		if fi, err := os.Stat(o.db + "-wal"); err == nil && fi.Size() > 0 {
+			o.err = "a WAL is left beside the ingested ledger"
+		}
+	})
+	if o.err != "" {
+		t.Fatalf("ingest the corpus: %s", o.err)
+	}
+	data, err := os.ReadFile(o.db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(db, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return home, db
-}
-
-var ingested struct {
-	once    sync.Once
-	db, err string
 }
 
 // cleanups run when the test binary ends (TestMain).

@@ -67,35 +67,15 @@ func ingestCorpus(t *testing.T, home, db, corpus string) result {
 func corpusFile(t *testing.T, db string) string {
 	t.Helper()
 	corpus := corpusDir(t)
-	corpusIngested.once.Do(func() {
-		dir, err := os.MkdirTemp("", "ledger-corpusfile-")
-		if err != nil {
-			corpusIngested.err = err.Error()
-			return
-		}
-		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
-		corpusIngested.db = filepath.Join(dir, "ledger.db")
-		if r := ingestCorpus(t, dir, corpusIngested.db, corpus); r.code != 0 {
-			corpusIngested.err = r.stderr
-		}
-		// The ledger closed, its WAL is checkpointed into the file: a copy
-		// of the file is the whole ledger.
-		if fi, err := os.Stat(corpusIngested.db + "-wal"); err == nil && fi.Size() > 0 {
-			corpusIngested.err = "a WAL is left beside the ingested ledger"
-		}
+	corpusIngested.copyTo(t, db, func(dir string) (string, result) {
+		db := filepath.Join(dir, "ledger.db")
+		return db, ingestCorpus(t, dir, db, corpus)
 	})
-	if corpusIngested.err != "" {
-		t.Fatalf("ingest the corpus: %s", corpusIngested.err)
-	}
-	data, err := os.ReadFile(corpusIngested.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(db, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	return db
 }
+
+// corpusIngested is corpusFile's ledger.
+var corpusIngested onceLedger
 
 // corpusPG returns a new database on the test server holding the corpus
 // folder as ingestCorpus leaves it: a copy of a template database the
@@ -104,23 +84,11 @@ func corpusPG(t *testing.T) string {
 	t.Helper()
 	corpus := corpusDir(t)
 	return pgtest.Migrated(t, "corpus", func(url string) error {
-		home, err := os.MkdirTemp("", "ledger-corpuspg-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(home)
-		cmd := exec.Command(ledgerBin, "--db", url, "ingest", corpus)
-		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("ingest the corpus: %v: %s", err, out)
+		if r := ingestCorpus(t, t.TempDir(), url, corpus); r.code != 0 {
+			return fmt.Errorf("ingest the corpus: exit %d: %s", r.code, r.stderr)
 		}
 		return nil
 	})
-}
-
-var corpusIngested struct {
-	once    sync.Once
-	db, err string
 }
 
 type ledgerCounts struct {
