@@ -187,7 +187,7 @@ func (a Agent) Install(ctx context.Context) (string, error) {
 func (a Agent) install(ctx context.Context, dir string) (string, error) {
 	path := a.Path(dir)
 	if _, err := os.Stat(path); err == nil {
-		return path, a.check(ctx, path)
+		return path, a.check(ctx, dir)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -215,10 +215,10 @@ func (a Agent) install(ctx context.Context, dir string) (string, error) {
 			return "", fmt.Errorf("install %s: %w", a.Package, err)
 		}
 	}
-	return path, a.check(ctx, path)
+	return path, a.check(ctx, dir)
 }
 
-// check makes sure the installed command is the pinned version. The
+// check makes sure the agent installed in dir is the pinned version. The
 // package's package.json must say Version, every time; and the command
 // itself must print it, run once per install: the version it printed is
 // kept in the install folder (checkStamp), keyed by the size and time of
@@ -227,8 +227,8 @@ func (a Agent) install(ctx context.Context, dir string) (string, error) {
 // rewrites), and later processes trust it while both are unchanged. A
 // version check is a Node or Bun start of up to 2 CPU-seconds, which
 // every test process paid for every agent before.
-func (a Agent) check(ctx context.Context, path string) error {
-	prefix := filepath.Dir(filepath.Dir(filepath.Dir(path)))
+func (a Agent) check(ctx context.Context, dir string) error {
+	prefix, path := a.prefix(dir), a.Path(dir)
 	if err := a.checkPackage(prefix); err != nil {
 		return err
 	}

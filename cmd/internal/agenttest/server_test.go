@@ -225,8 +225,9 @@ func TestInstallAgents(t *testing.T) {
 // command's file or npm's lock file of the install changed.
 func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 	t.Parallel()
-	prefix := t.TempDir()
+	dir := t.TempDir()
 	a := Agent{Name: "fake", Package: "@fake/cli", Version: "1.2.3", Bin: "fake", VersionArgs: []string{"--version"}}
+	prefix := a.prefix(dir)
 	pkgDir := filepath.Join(prefix, "node_modules", "@fake", "cli")
 	bin := filepath.Join(prefix, "node_modules", ".bin")
 	runs := filepath.Join(prefix, "runs")
@@ -252,7 +253,6 @@ func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 	if err := os.Symlink("../@fake/cli/cli.sh", filepath.Join(bin, "fake")); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(bin, "fake")
 	ranTimes := func() int {
 		b, _ := os.ReadFile(runs)
 		return strings.Count(string(b), "run\n")
@@ -260,7 +260,7 @@ func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 	ctx := context.Background()
 
 	for i := 0; i < 2; i++ {
-		if err := a.check(ctx, path); err != nil {
+		if err := a.check(ctx, dir); err != nil {
 			t.Fatalf("check %d: %v", i, err)
 		}
 	}
@@ -273,7 +273,7 @@ func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 	if err := os.Chtimes(lock, future, future); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.check(ctx, path); err != nil {
+	if err := a.check(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
 	if n := ranTimes(); n != 2 {
@@ -282,7 +282,7 @@ func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 
 	// The command replaced by one of another version.
 	script("19.9.9")
-	if err := a.check(ctx, path); err == nil || !strings.Contains(err.Error(), "not version 1.2.3") {
+	if err := a.check(ctx, dir); err == nil || !strings.Contains(err.Error(), "not version 1.2.3") {
 		t.Fatalf("a command that prints another version passed its check: %v", err)
 	}
 
@@ -290,7 +290,7 @@ func TestAgentCheckRunsOncePerInstall(t *testing.T) {
 	script("1.2.3")
 	write(filepath.Join(pkgDir, "package.json"), `{"name": "@fake/cli", "version": "1.2.4"}`, 0o644)
 	before := ranTimes()
-	if err := a.check(ctx, path); err == nil || !strings.Contains(err.Error(), "not the pinned 1.2.3") {
+	if err := a.check(ctx, dir); err == nil || !strings.Contains(err.Error(), "not the pinned 1.2.3") {
 		t.Fatalf("a package.json of another version passed: %v", err)
 	}
 	if ranTimes() != before {
