@@ -133,64 +133,64 @@ func stallingServer(t *testing.T) string {
 // with a one-line error within the timeouts (connect_timeout, default
 // 10 s; a statement's answer, statement_timeout, default 60 s, and 5 s
 // more), and a tool call of the MCP server with a tool error. Before,
-// both hung forever.
+// both hung forever. Every command starts at once, and the MCP server's
+// call is made while they wait: the test lasts as long as its longest
+// wait (the default connect_timeout), not as their sum.
 func TestPostgresThatNeverAnswers(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	silent := "postgres://nobody@" + silentServer(t) + "/team?sslmode=disable"
-	for _, tc := range []struct {
-		name, url string
-		within    time.Duration
-		want      string
+	stalled := stallingServer(t) + "&statement_timeout=1000"
+	runs := []struct {
+		url    string
+		args   []string
+		within time.Duration
+		want   string
+		p      *proc
 	}{
-		{"silent, default connect_timeout", silent, 10 * time.Second, "did not answer within 10s"},
-		{"silent, connect_timeout=1", silent + "&connect_timeout=1", time.Second, "did not answer within 1s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			runs := [][]string{{"sessions"}, {"ingest", home}}
-			if tc.within > 5*time.Second {
-				runs = runs[:1] // one wait of 10 s is enough
-			}
-			for _, args := range runs {
-				p := startBin(t, home, "", append([]string{"--db", tc.url}, args...)...)
-				took := endsWithin(t, p, tc.within+slack)
-				if p.exitCode != 1 || strings.Count(p.errb.String(), "\n") != 1 || !strings.Contains(p.errb.String(), tc.want) {
-					t.Errorf("%s: exit %d after %v, %q; want exit 1 and one line saying %q", args[0], p.exitCode, took, p.errb.String(), tc.want)
-				}
-				t.Logf("%s after %v: %s", args[0], took.Round(time.Millisecond), p.errb.String())
-				if took < tc.within {
-					t.Errorf("%s gave up after %v, before the timeout of %v", args[0], took, tc.within)
-				}
-			}
-		})
+		{silent, []string{"sessions"}, 10 * time.Second, "did not answer within 10s", nil}, // the default connect_timeout
+		{silent + "&connect_timeout=1", []string{"sessions"}, time.Second, "did not answer within 1s", nil},
+		{silent + "&connect_timeout=1", []string{"ingest", home}, time.Second, "did not answer within 1s", nil},
+		{stalled, []string{"sessions"}, 6 * time.Second, "did not answer within 6s", nil},
 	}
-	t.Run("stalls after startup", func(t *testing.T) {
-		t.Parallel()
-		stalled := stallingServer(t) + "&statement_timeout=1000"
-		p := startBin(t, home, "", "--db", stalled, "sessions")
-		took := endsWithin(t, p, 6*time.Second+slack)
-		if want := "did not answer within 6s"; p.exitCode != 1 || strings.Count(p.errb.String(), "\n") != 1 || !strings.Contains(p.errb.String(), want) {
-			t.Errorf("sessions: exit %d after %v, %q; want exit 1 and one line saying %q", p.exitCode, took, p.errb.String(), want)
-		}
-		t.Logf("sessions after %v: %s", took.Round(time.Millisecond), p.errb.String())
-		// The MCP server answers a tool call with a tool error, and goes on.
-		cmd := exec.Command(ledgerBin, "--db", stalled, "mcp")
-		cmd.Env = append(binEnv(home), "CLAUDE_PROJECT_DIR="+home)
-		c, err := connectMCP(t, cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		start := time.Now()
-		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "sessions", Arguments: map[string]any{}})
-		if err != nil || !res.IsError {
-			t.Fatalf("sessions tool on a stalled server: %v %+v after %v", err, res, time.Since(start))
-		}
+	for i := range runs {
+		runs[i].p = startBin(t, home, "", append([]string{"--db", runs[i].url}, runs[i].args...)...)
+	}
+
+	// The MCP server answers a tool call with a tool error, and goes on.
+	cmd := exec.Command(ledgerBin, "--db", stalled, "mcp")
+	cmd.Env = append(binEnv(home), "CLAUDE_PROJECT_DIR="+home)
+	c, err := connectMCP(t, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "sessions", Arguments: map[string]any{}})
+	if err != nil || !res.IsError {
+		t.Errorf("sessions tool on a stalled server: %v %+v after %v", err, res, time.Since(start))
+	} else {
 		t.Logf("tool error after %v", time.Since(start).Round(time.Millisecond))
 		if _, err := c.cs.ListTools(ctx, nil); err != nil {
 			t.Errorf("the server does not go on after the tool error: %v", err)
 		}
-	})
+	}
+
+	for _, r := range runs {
+		// endsWithin's deadline runs from now, later than the start (the
+		// MCP call came first): the time from start to exit is checked.
+		endsWithin(t, r.p, r.within+slack)
+		took := r.p.ended.Sub(r.p.started)
+		if took > r.within+slack {
+			t.Errorf("%s on %s: ended after %v, past the timeout of %v", r.args[0], r.url, took, r.within)
+		}
+		if r.p.exitCode != 1 || strings.Count(r.p.errb.String(), "\n") != 1 || !strings.Contains(r.p.errb.String(), r.want) {
+			t.Errorf("%s on %s: exit %d after %v, %q; want exit 1 and one line saying %q", r.args[0], r.url, r.p.exitCode, took, r.p.errb.String(), r.want)
+		}
+		t.Logf("%s on %s after %v: %s", r.args[0], r.url, took.Round(time.Millisecond), r.p.errb.String())
+		if took < r.within {
+			t.Errorf("%s on %s gave up after %v, before the timeout of %v", r.args[0], r.url, took, r.within)
+		}
+	}
 }

@@ -37,6 +37,7 @@ type proc struct {
 	cmd        *exec.Cmd
 	out, errb  bytes.Buffer
 	started    time.Time
+	ended      time.Time     // when Wait returned, set before done is closed
 	done       chan struct{} // closed when the process has exited
 	err        error         // from Wait
 	exitCode   int
@@ -61,6 +62,7 @@ func startBin(t *testing.T, home, stdin string, args ...string) *proc {
 	p.started = time.Now()
 	go func() {
 		p.err = p.cmd.Wait()
+		p.ended = time.Now()
 		close(p.done)
 	}()
 	t.Cleanup(func() {
