@@ -488,10 +488,10 @@ func TestAgentOpenCode(t *testing.T) {
 }
 
 // openCodeCompactAndResume is the run sequence, and the assertions, of
-// OpenCode's and Kilo CLI's test (agent "opencode" or "kilo", run its
-// runner): a run that writes tides.md; a continued run whose first
-// request carries the resume context and whose turn past the compaction
-// point compacts, the request after the compaction carrying the handoff.
+// OpenCode's test (agent "opencode", run its runner): a run that writes
+// tides.md; a continued run whose first request carries the resume
+// context and whose turn past the compaction point compacts, the request
+// after the compaction carrying the handoff.
 func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt string, args ...string) string) {
 	t := r.t
 	t.Helper()
@@ -517,6 +517,16 @@ func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt 
 	if len(turns) <= before || !turns[before].Contains("<ledger-record") || !turns[before].Contains("Session "+session+" ("+agent+")") {
 		t.Errorf("the continued run's first request does not carry ledger's resume context of session %s:\n%s", session, r.srv.Digest())
 	}
+	r.openCodeCompacted(agent, session, word)
+}
+
+// openCodeCompacted asserts the one compaction of an OpenCode or Kilo CLI
+// session: the plugin's handoff, its auto compaction record with the
+// tokens before it and the agent's summary, and the request after the
+// compaction carrying ledger's context with the handoff.
+func (r *agentRig) openCodeCompacted(agent, session, word string) {
+	t := r.t
+	t.Helper()
 	n, next := compactionFollowers(r.srv, agenttest.IsOpenCodeCompaction)
 	if n != 1 {
 		t.Fatalf("%s asked for %d compactions, want 1:\n%s", agent, n, r.srv.Digest())
@@ -533,10 +543,27 @@ func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt 
 }
 
 // TestAgentKilo: Kilo CLI 7.7.7 (OpenCode's fork) with ledger's plugin:
-// OpenCode's test (openCodeCompactAndResume), Kilo's compaction rule
-// being OpenCode's (the window less the output).
+// one run that writes tides.md with a turn past the compaction point
+// (Kilo's rule is OpenCode's: the window less the output), so that it
+// compacts within the run and goes on; the session is in the ledger with
+// its tool call, the plugin's handoff and Kilo's summary, and the request
+// after the compaction carries ledger's context with the handoff. One
+// run, not OpenCode's two: a Kilo run costs 20-25 s of CPU of its own,
+// and what a continued run adds (its start's resume context) goes
+// through the same plugin and hook code as OpenCode's, which
+// TestAgentOpenCode runs; Kilo's own start payload, recorded from a real
+// run, is replayed in-process by TestPluginHookOpenCode.
 func TestAgentKilo(t *testing.T) {
 	t.Parallel()
 	r := newAgentRig(t, []string{"kilo"})
-	r.openCodeCompactAndResume("kilo", "saltwort", r.runKilo)
+	past := agenttest.Usage{InputTokens: 15_500, OutputTokens: 60} // of openCodeWindow
+	r.srv.SetScript(compacting(agenttest.NewSteps(
+		writeStep(r.proj, "tides.md", "# Tides\n", past), textStep("tides.md is written.", quiet),
+	), "The user asked for tides.md; saltwort."))
+	session := r.runKilo("Write tides.md with a Tides heading")
+	if b, err := os.ReadFile(filepath.Join(r.proj, "tides.md")); err != nil || string(b) != "# Tides\n" {
+		t.Errorf("tides.md = %q, %v", b, err)
+	}
+	r.checkSession("kilo", session, "write", "tides.md")
+	r.openCodeCompacted("kilo", session, "saltwort")
 }
