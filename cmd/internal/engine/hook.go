@@ -46,6 +46,11 @@ type HookInput struct {
 	// Agent names the agent in a plugin's payload (plugins.go); the
 	// --agent the plugin runs ledger with is what counts.
 	Agent string `json:"agent"`
+	// copilotHook and copilotStamp are a Copilot CLI native hook's name
+	// and its input's timestamp: what its hook.start record in the
+	// session's events.jsonl says (copilotflush.go).
+	copilotHook  string
+	copilotStamp int64
 }
 
 // maxHookInput caps what a hook reads from stdin: hook inputs are small; a
@@ -248,6 +253,7 @@ func (e *Engine) hook(ctx context.Context, in HookInput, o HookOptions, c hookCl
 	case "PostCompact":
 		e.postCompact(ctx, in, c, &r)
 	case "Stop", "SessionEnd":
+		e.awaitCopilotRecord(ctx, in, c, &r)
 		if e.hookIngest(ctx, in, c, &r) {
 			if in.Event == "Stop" && in.LastAssistantMessage != "" {
 				e.awaitTurnEnd(ctx, in, c, &r)

@@ -132,15 +132,16 @@ func hookEventOf(agent, name string) string {
 
 // copilotHookInput is the camelCase input of Copilot CLI's native events.
 type copilotHookInput struct {
-	SessionID          string  `json:"sessionId"`
-	Cwd                string  `json:"cwd"`
-	TranscriptPath     string  `json:"transcriptPath"`
-	Source             string  `json:"source"`
-	Trigger            string  `json:"trigger"`
-	CustomInstructions *string `json:"customInstructions"`
-	Reason             string  `json:"reason"`
-	ToolName           string  `json:"toolName"`
-	StopHookActive     bool    `json:"stop_hook_active"`
+	SessionID          string      `json:"sessionId"`
+	Cwd                string      `json:"cwd"`
+	TranscriptPath     string      `json:"transcriptPath"`
+	Source             string      `json:"source"`
+	Trigger            string      `json:"trigger"`
+	CustomInstructions *string     `json:"customInstructions"`
+	Reason             string      `json:"reason"`
+	ToolName           string      `json:"toolName"`
+	StopHookActive     bool        `json:"stop_hook_active"`
+	Timestamp          json.Number `json:"timestamp"` // milliseconds
 }
 
 // decodeAgentHookInput reads the input of agent's hook (b, one JSON
@@ -165,7 +166,8 @@ func decodeAgentHookInput(agent, event string, b []byte) (HookInput, error) {
 		}
 		in = HookInput{SessionID: c.SessionID, TranscriptPath: c.TranscriptPath, Cwd: c.Cwd, Event: event,
 			Trigger: c.Trigger, CustomInstructions: c.CustomInstructions, Source: c.Source, Reason: c.Reason,
-			ToolName: c.ToolName, StopHookActive: c.StopHookActive}
+			ToolName: c.ToolName, StopHookActive: c.StopHookActive, copilotHook: event}
+		in.copilotStamp, _ = c.Timestamp.Int64()
 	} else if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("hook input: %w", err)
 	}
