@@ -37,12 +37,7 @@ func (e *Engine) awaitCopilotRecord(ctx context.Context, in HookInput, c hookClo
 	start := time.Now()
 	by := start.Add(time.Until(c.readBy) / 2)
 	path := e.expandHome(in.TranscriptPath)
-	var from int64
-	if st := e.Opened(); st != nil {
-		if cur, err := st.Cursor(ctx, path); err == nil {
-			from = cur.Offset
-		}
-	}
+	from := e.copilotReadFrom(ctx, path)
 	for {
 		found, next := copilotHookStarted(path, from, in.copilotHook, in.copilotStamp)
 		if found {
@@ -59,6 +54,33 @@ func (e *Engine) awaitCopilotRecord(ctx context.Context, in HookInput, c hookClo
 		}
 		time.Sleep(copilotRecordPoll)
 	}
+}
+
+// copilotReadFrom is where the wait starts reading path: the ledger's
+// cursor, unless the file is no longer the one the cursor read (shorter
+// than the cursor's offset, or another head), where the ingest reads it
+// from the start (planRead) and so does the wait: from a cursor past its
+// end it would read nothing and wait out its time for a record that is
+// already there.
+func (e *Engine) copilotReadFrom(ctx context.Context, path string) int64 {
+	st := e.Opened()
+	if st == nil {
+		return 0
+	}
+	cur, err := st.Cursor(ctx, path)
+	if err != nil || cur.Offset == 0 {
+		return 0
+	}
+	f, err := transcript.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || cur.Offset > fi.Size() || !headMatches(f, cur.HeadLen, cur.HeadHash) {
+		return 0
+	}
+	return cur.Offset
 }
 
 // copilotHookStarted reads path's whole lines from offset from and says

@@ -96,6 +96,31 @@ func TestCopilotAgentStopWaitsForItsRecord(t *testing.T) {
 		}
 	})
 
+	// A file replaced by a shorter one (the cursor past its end) is read
+	// from its start, by the wait as by the ingest: the record in it is
+	// found at once, not waited for until the wait's time is out.
+	t.Run("the file was replaced by a shorter one", func(t *testing.T) {
+		t.Parallel()
+		e, s, home := hookEngine(t)
+		path := filepath.Join(home, ".copilot", "session-state", session, "events.jsonl")
+		copyBytes(t, path, all)
+		if _, err := e.Ingest(ctx, []string{path}, IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if cur, err := s.Cursor(ctx, path); err != nil || cur.Offset != int64(len(all)) {
+			t.Fatalf("cursor after the ingest: %+v, %v", cur, err)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		copyBytes(t, path, bytes.Join(lines[:stop+1], nil))
+		run := e.RunHook(ctx, strings.NewReader(input(path)), o(home))
+		if run.Receipt.Outcome != store.OutcomeOK || strings.Contains(run.Receipt.Detail, "had not written") ||
+			strings.Contains(run.Receipt.Detail, "waited") {
+			t.Errorf("agentStop on the shorter file: %+v (warning %q), want its record found at once", run.Receipt, run.Warning)
+		}
+	})
+
 	t.Run("the record never comes", func(t *testing.T) {
 		t.Parallel()
 		e, _, home := hookEngine(t)
