@@ -220,7 +220,7 @@ func run(ctx context.Context, c config) error {
 		}
 		return b.generate(filepath.Join(b.work, "noop", "files"), b.noopFiles, 20)
 	}
-	b.env = append(b.env, "load before: "+loadavg())
+	b.env = append(b.env, "load before: "+loadavg(), "a page fault before: "+faultCostNote())
 	if out, err := exec.Command(c.rg, "--version").Output(); err == nil {
 		b.rgVersion = strings.SplitN(string(out), "\n", 2)[0]
 	}
@@ -245,7 +245,7 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("postgres: %w", err)
 		}
 	}
-	b.env = append(b.env, "load after: "+loadavg())
+	b.env = append(b.env, "load after: "+loadavg(), "a page fault after: "+faultCostNote())
 	table := b.table() + b.pgTable()
 	fmt.Print(table)
 	if c.out != "" {
