@@ -1,13 +1,13 @@
 package handoff
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/transcript/transcripttest"
 )
 
 // corpusDir finds the shared corpus of real transcripts, or skips.
@@ -26,99 +26,6 @@ func corpusDir(t *testing.T) string {
 	return dir
 }
 
-// editedFiles reads a Claude transcript as plain JSON, independently of
-// the decoder, and lists every path an Edit, Write, MultiEdit or
-// NotebookEdit call names.
-func editedFiles(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var files []string
-	seen := map[string]bool{}
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadBytes('\n')
-		var l struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &l) == nil {
-			var blocks []struct {
-				Type  string            `json:"type"`
-				Name  string            `json:"name"`
-				Input map[string]string `json:"input"`
-			}
-			_ = json.Unmarshal(l.Message.Content, &blocks) // string contents fail: no blocks
-			for _, b := range blocks {
-				switch b.Name {
-				case "Edit", "Write", "MultiEdit", "NotebookEdit":
-				default:
-					continue
-				}
-				p := b.Input["file_path"]
-				if p == "" {
-					p = b.Input["notebook_path"]
-				}
-				if b.Type == "tool_use" && p != "" && !seen[p] {
-					seen[p] = true
-					files = append(files, p)
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	return files
-}
-
-// rmCommands are the transcript's Bash commands that run rm (read as
-// plain JSON, independently of the extractor), read once: a session's
-// edited files are each looked up in them.
-func rmCommands(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		var l struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal([]byte(line), &l) != nil {
-			continue
-		}
-		var blocks []struct {
-			Name  string            `json:"name"`
-			Input map[string]string `json:"input"`
-		}
-		_ = json.Unmarshal(l.Message.Content, &blocks)
-		for _, bl := range blocks {
-			if c := bl.Input["command"]; bl.Name == "Bash" && strings.HasPrefix(c, "rm ") {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
-// removedLater tells whether one of the rm commands removes p.
-func removedLater(rms []string, p string) bool {
-	for _, c := range rms {
-		if strings.Contains(c, p) {
-			return true
-		}
-	}
-	return false
-}
-
 func TestCorpusClaude(t *testing.T) {
 	dir := corpusDir(t)
 	cases := []struct {
@@ -131,19 +38,13 @@ func TestCorpusClaude(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.file[:16], func(t *testing.T) {
 			path := filepath.Join(dir, "claude", tc.file)
-			edited := editedFiles(t, path)
+			edited := transcripttest.EditedFiles(t, path)
 			if len(edited) != tc.wantFiles {
 				t.Fatalf("raw JSON names %d edited files, python3 counted %d", len(edited), tc.wantFiles)
 			}
 			// A file the session created and later removed with rm changed
 			// nothing.
-			var want []string
-			rms := rmCommands(t, path)
-			for _, p := range edited {
-				if !removedLater(rms, p) {
-					want = append(want, p)
-				}
-			}
+			want := transcripttest.NotRemoved(t, path, edited)
 			s := decodeClaude(t, path)
 			doc := Extract(s.msgs, ExtractOptions{Project: s.project, Branch: s.branch, Trigger: "manual",
 				Compactions: s.compactions})

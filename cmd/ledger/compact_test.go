@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
 	"github.com/agentledger/ledger/store/storetest"
+	"github.com/agentledger/ledger/transcript/transcripttest"
 )
 
 type handoffOut struct {
@@ -125,93 +124,6 @@ func TestCompactWritesHandoffAndRecord(t *testing.T) {
 	}
 }
 
-// editedFiles lists the file paths of a Claude transcript's Edit, Write,
-// MultiEdit and NotebookEdit calls, straight from the raw JSON.
-func editedFiles(t *testing.T, path string) map[string]bool {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	files := map[string]bool{}
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			var rec struct {
-				Message struct {
-					Content json.RawMessage `json:"content"`
-				} `json:"message"`
-			}
-			json.Unmarshal(line, &rec)
-			var blocks []struct {
-				Type  string         `json:"type"`
-				Name  string         `json:"name"`
-				Input map[string]any `json:"input"`
-			}
-			json.Unmarshal(rec.Message.Content, &blocks)
-			for _, b := range blocks {
-				if b.Type != "tool_use" {
-					continue
-				}
-				switch b.Name {
-				case "Edit", "Write", "MultiEdit":
-					files[b.Input["file_path"].(string)] = true
-				case "NotebookEdit":
-					files[b.Input["notebook_path"].(string)] = true
-				}
-			}
-		}
-		if err != nil {
-			return files
-		}
-	}
-}
-
-// rmCommands lists the commands of a transcript's Bash calls that start
-// with rm (read as plain JSON, apart from the extractor), read once for
-// every file the test asks about.
-func rmCommands(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rms []string
-	for _, line := range strings.Split(string(b), "\n") {
-		var l struct {
-			Message struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal([]byte(line), &l) != nil {
-			continue
-		}
-		var blocks []struct {
-			Name  string            `json:"name"`
-			Input map[string]string `json:"input"`
-		}
-		_ = json.Unmarshal(l.Message.Content, &blocks)
-		for _, bl := range blocks {
-			if c := bl.Input["command"]; bl.Name == "Bash" && strings.HasPrefix(c, "rm ") {
-				rms = append(rms, c)
-			}
-		}
-	}
-	return rms
-}
-
-// removedWithRm tells whether one of the rm commands names f.
-func removedWithRm(rms []string, f string) bool {
-	for _, c := range rms {
-		if strings.Contains(c, f) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestCompactCorpusListsEveryEditedFile: the handoff of a real session
 // lists every file its Edit/Write calls touched (but a file it created and
 // then removed with rm, which changed nothing), and its Markdown names them
@@ -225,13 +137,7 @@ func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
 	for _, s := range []string{"258c7280-ae70-4798-800f-63464d01a85d", "ae4a77f8-aedd-4bc1-888f-c94edc91af04"} {
 		path := filepath.Join(corpus, "claude", "spotter-"+s+".jsonl")
 		ingestBin(t, home, db, path) // the starting point: compact runs in-process
-		want := editedFiles(t, path)
-		rms := rmCommands(t, path)
-		for f := range want {
-			if removedWithRm(rms, f) {
-				delete(want, f)
-			}
-		}
+		want := transcripttest.NotRemoved(t, path, transcripttest.EditedFiles(t, path))
 		r := runCmd(t, home, "", "--db", db, "compact", s, "--json")
 		if r.code != 0 {
 			t.Fatalf("compact %s: %s", s, r.stderr)
@@ -242,7 +148,7 @@ func TestCompactCorpusListsEveryEditedFile(t *testing.T) {
 		for _, f := range h.FilesModified {
 			got[f] = true
 		}
-		for f := range want {
+		for _, f := range want {
 			if !got[f] {
 				t.Errorf("%s: %s was edited but is not in files_modified", s[:8], f)
 			}
