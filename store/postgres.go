@@ -354,20 +354,16 @@ func (postgresDialect) rank(ctx context.Context, db *sqlx.DB, ixs []searchIndex,
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	var rows []struct {
-		SessionID string       `db:"session_id"`
-		Kind      string       `db:"kind"`
-		ID        int64        `db:"id"`
-		At        sql.NullTime `db:"at"`
-		Role      string       `db:"role"`
-	}
+	var rows []hitRow
 	stmt := "WITH " + q.String() + " SELECT * FROM " + strings.Join(parts, " UNION ALL SELECT * FROM ")
 	if err := db.SelectContext(ctx, &rows, stmt, q.args...); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	byKind := map[string][]Hit{}
 	for _, r := range rows {
-		byKind[r.Kind] = append(byKind[r.Kind], Hit{SessionID: r.SessionID, Kind: r.Kind, ID: r.ID, At: utc(r.At), Role: r.Role, Score: float64(len(terms))})
+		h := r.hit()
+		h.Score = float64(len(terms))
+		byKind[r.Kind] = append(byKind[r.Kind], h)
 	}
 	// Each index's newest n, newest first (its windows hold more than n
 	// between them when the first held fewer).

@@ -198,23 +198,32 @@ func (o SearchOptions) indexes() []searchIndex {
 // every front door shows as unknown. Scanned into time.Time, one such row
 // failed the whole search.
 func selectHits(ctx context.Context, db *sqlx.DB, stmt string, args ...any) ([]Hit, error) {
-	var rows []struct {
-		SessionID string       `db:"session_id"`
-		Kind      string       `db:"kind"`
-		ID        int64        `db:"id"`
-		At        sql.NullTime `db:"at"`
-		Role      string       `db:"role"`
-		Snippet   string       `db:"snippet"`
-		Score     float64      `db:"score"`
-	}
+	var rows []hitRow
 	if err := db.SelectContext(ctx, &rows, stmt, args...); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	hits := make([]Hit, len(rows))
 	for i, r := range rows {
-		hits[i] = Hit{SessionID: r.SessionID, Kind: r.Kind, ID: r.ID, At: utc(r.At), Role: r.Role, Snippet: r.Snippet, Score: r.Score}
+		hits[i] = r.hit()
 	}
 	return hits, nil
+}
+
+// hitRow is a row of a search statement, on either backend: a hit, its
+// time NULL where unknown. A statement without snippet or score columns
+// leaves them empty.
+type hitRow struct {
+	SessionID string       `db:"session_id"`
+	Kind      string       `db:"kind"`
+	ID        int64        `db:"id"`
+	At        sql.NullTime `db:"at"`
+	Role      string       `db:"role"`
+	Snippet   string       `db:"snippet"`
+	Score     float64      `db:"score"`
+}
+
+func (r hitRow) hit() Hit {
+	return Hit{SessionID: r.SessionID, Kind: r.Kind, ID: r.ID, At: utc(r.At), Role: r.Role, Snippet: r.Snippet, Score: r.Score}
 }
 
 // scopeFilters adds the project, host, agent, exclusion, time and role filters on the
