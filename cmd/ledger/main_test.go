@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentledger/ledger/cmd/internal/ledgerbin"
 )
 
 // ledgerBin is the real binary, built once for the tests that exercise the
@@ -29,17 +31,8 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	if ledgerBin = os.Getenv("LEDGER_TEST_BIN"); ledgerBin == "" {
 		ledgerBin = filepath.Join(dir, "ledger")
-		// Built as a release is (the Makefile's CGO_ENABLED=0 and
-		// -trimpath): the tests run the static binary users get, it
-		// starts without the dynamic loader, and its compiled packages
-		// are the ones TestReleaseBuild and e2e's TestMain reuse from the
-		// build cache (a default build shares none of them: on a cold
-		// cache each costs ~170 CPU-seconds).
-		build := exec.Command("go", "build", "-trimpath", "-o", ledgerBin, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build ledger:", err)
+		if err := ledgerbin.Build(ledgerBin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

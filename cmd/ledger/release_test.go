@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,26 @@ func TestReleaseBuild(t *testing.T) {
 		v.Env = []string{"HOME=" + t.TempDir()}
 		if out, err := v.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ledger v0.0.0-releasetest ") {
 			t.Errorf("version: %q, %v", out, err)
+		}
+	}
+}
+
+// TestTestsRunWhatIsReleased: the binary the tests run as a process is
+// built as a release is (ledgerbin.Build): static on Linux, no dynamic
+// loader, the Makefile's CGO_ENABLED=0.
+func TestTestsRunWhatIsReleased(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" || os.Getenv("LEDGER_TEST_BIN") != "" {
+		t.Skip("checks the Linux binary TestMain builds")
+	}
+	f, err := elf.Open(ledgerBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s is dynamically linked (it names a program interpreter): not built with CGO_ENABLED=0", ledgerBin)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentledger/ledger/cmd/internal/agenttest"
 	"github.com/agentledger/ledger/cmd/internal/engine"
+	"github.com/agentledger/ledger/cmd/internal/ledgerbin"
 	"github.com/agentledger/ledger/store"
 )
 
@@ -49,14 +50,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ledgerBin = filepath.Join(dir, "ledger")
-	// Built as a release is, and as cmd/ledger's tests build it
-	// (CGO_ENABLED=0, -trimpath): the static binary users get, from the
-	// same cached packages.
-	build := exec.Command("go", "build", "-trimpath", "-o", ledgerBin, "github.com/agentledger/ledger/cmd/ledger")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ledger:", err)
+	if err := ledgerbin.Build(ledgerBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
