@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // the SQLite driver, registered as "sqlite"
 
@@ -203,21 +205,50 @@ const maxPending = 32
 // record, in order, and returns the cursor to store with them and the
 // reasons of the rows it skipped as bad input. root is the ledger session
 // the records belong to (Root); a subagent's session (root != s.ID) gives
-// sidechain messages. The read is one read transaction.
+// sidechain messages. It reads page after page (ReadUntil), each a read
+// transaction.
 func (d *DB) Read(ctx context.Context, s Session, root string, cur Cursor, fn func(transcript.Record) error) (Cursor, []string, error) {
+	var all []string
+	for {
+		next, skips, more, err := d.ReadUntil(ctx, s, root, cur, time.Time{}, fn)
+		all = append(all, skips...)
+		if err != nil || !more {
+			return next, all, err
+		}
+		cur = next
+	}
+}
+
+// pageRows and pageBytes bound a page, what one ReadUntil reads: at most
+// pageRows message rows, and no row past the first once it holds
+// pageBytes of rows and parts. A session's rows are the agent's: a long
+// one is neither held in memory at once nor written in one go.
+const (
+	pageRows  = 128
+	pageBytes = 1 << 20
+)
+
+// ReadUntil reads the next page of what is new in session s since cur, as
+// Read does, in one read transaction; more tells whether the session has
+// rows past it. The page ends early once stopAt (zero: never) has passed,
+// having taken at least one message past the cursor: a hook's budget sees
+// the read progress however long the unread part of a session is, and the
+// next read goes on from the cursor returned. The cursor of a page that is
+// not the last keeps cur's change mark, so that the session still reads as
+// changed.
+func (d *DB) ReadUntil(ctx context.Context, s Session, root string, cur Cursor, stopAt time.Time, fn func(transcript.Record) error) (next Cursor, skips []string, more bool, err error) {
 	tx, err := d.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return cur, nil, fmt.Errorf("read session %s: %w", s.ID, err)
+		return cur, nil, false, fmt.Errorf("read session %s: %w", s.ID, err)
 	}
 	defer tx.Rollback()
-	rows, err := d.messages(ctx, tx, s.ID, cur)
+	// The pending rows come again first: they were met before the cursor.
+	rows, err := d.messages(ctx, tx, s.ID, cur, pageRows)
 	if err != nil {
-		return cur, nil, fmt.Errorf("read session %s: %w", s.ID, err)
+		return cur, nil, false, fmt.Errorf("read session %s: %w", s.ID, err)
 	}
-	next := cur
-	next.Mark = s.Mark
+	next = cur
 	next.Pending = nil
-	var skips []string
 	dec := decoder{session: root, cur: &next, skip: func(r string) { skips = append(skips, r) }}
 	if root != s.ID {
 		dec.agentID = s.ID
@@ -230,35 +261,54 @@ func (d *DB) Read(ctx context.Context, s Session, root string, cur Cursor, fn fu
 		}
 		recs = append(recs, transcript.Record{Session: info})
 	}
-	for _, r := range rows {
-		if r.Parts, err = parts(ctx, tx, r.ID); err != nil {
-			return cur, nil, fmt.Errorf("read session %s: %w", s.ID, err)
-		}
-		after := r.Created > next.Created || r.Created == next.Created && r.ID > next.After
-		if after {
+	held, taken := 0, false
+	for i, r := range rows {
+		switch {
+		case r.Created > next.Created || r.Created == next.Created && r.ID > next.After:
 			next.Created, next.After = r.Created, r.ID
+			taken = true
+		case !slices.Contains(cur.Pending, r.ID):
+			continue // read before (SQLite orders it otherwise than its value reads)
+		}
+		if r.Parts, err = parts(ctx, tx, r.ID); err != nil {
+			return cur, nil, false, fmt.Errorf("read session %s: %w", s.ID, err)
+		}
+		held += len(r.Data)
+		for _, p := range r.Parts {
+			held += len(p.Data)
 		}
 		if !Settled(r) {
 			next.Pending = append(next.Pending, r.ID)
-			continue
+		} else {
+			recs = dec.decode(r, recs)
 		}
-		recs = dec.decode(r, recs)
+		if taken && i < len(rows)-1 && (held >= pageBytes || !stopAt.IsZero() && time.Now().After(stopAt)) {
+			more = true
+			break
+		}
+	}
+	// A full page that took nothing past the cursor is the last: rows
+	// SQLite orders otherwise than their values read (a text
+	// time_created, say) must not make a reader loop.
+	more = more || len(rows) == pageRows && taken
+	if !more {
+		next.Mark = s.Mark
 	}
 	if len(next.Pending) > maxPending {
 		next.Pending = next.Pending[len(next.Pending)-maxPending:]
 	}
-	tx.Rollback() // the read is done: hold nothing while fn writes
+	tx.Rollback() // the page is read: hold nothing while fn writes
 	for _, rec := range recs {
 		if err := fn(rec); err != nil {
-			return cur, skips, err
+			return cur, skips, false, err
 		}
 	}
-	return next, skips, nil
+	return next, skips, more, nil
 }
 
-// messages reads the session's messages after the cursor, and the pending
-// ones again, in order.
-func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Cursor) ([]Row, error) {
+// messages reads, in order, at most limit of the session's messages
+// after the cursor, and the pending ones again.
+func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Cursor, limit int) ([]Row, error) {
 	q := `SELECT id, time_created, data FROM message WHERE session_id = ? AND (time_created > ? OR (time_created = ? AND id > ?)`
 	args := []any{session, cur.Created, cur.Created, cur.After}
 	if len(cur.Pending) > 0 {
@@ -267,7 +317,7 @@ func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Curso
 			args = append(args, id)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, q+`) ORDER BY time_created, id`, args...)
+	rows, err := tx.QueryContext(ctx, q+`) ORDER BY time_created, id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/transcript"
@@ -393,5 +395,49 @@ func TestSubagentSession(t *testing.T) {
 	if len(side) != 2 || side[0].SessionID != root || side[0].AgentID != child || side[1].Text() != "found it in opencode.json" ||
 		side[1].Usage == nil || side[0].Role != compact.RoleUser {
 		t.Fatalf("sidechain %+v", side)
+	}
+}
+
+// TestReadEndsOnRowsOutOfOrder: a database whose time_created holds blobs
+// (SQLite orders a blob after every number, whatever number it reads as)
+// returns the same rows past any cursor; reading it page by page still
+// ends, each message read once.
+func TestReadEndsOnRowsOutOfOrder(t *testing.T) {
+	t.Parallel()
+	path := copyFixture(t, openCodeFixture)
+	w := writer(t, path)
+	const sid = "ses_de942ed70ffeMnYg4uqeokH7Or"
+	const n = 2*pageRows + 3
+	for i := range n {
+		m := fmt.Sprintf("msg_zt%04d", i)
+		if _, err := w.Exec(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, CAST(? AS BLOB), 1, '{"role":"user"}')`,
+			m, sid, fmt.Sprint(1000+n-i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Exec(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, 1, 1, ?)`,
+			"prt_"+m, m, sid, fmt.Sprintf(`{"type":"text","text":"row %d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := openDB(t, path, transcript.FormatOpenCode)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sessions, err := d.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	if _, _, err := d.Read(ctx, sessions[0], sid, Cursor{}, func(r transcript.Record) error {
+		if r.Message != nil {
+			seen[r.Message.UUID]++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("message %s read %d times", id, k)
+		}
 	}
 }

@@ -308,6 +308,8 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 		return false
 	case fs.Left > 0 && !fs.Read:
 		r.deferred("the transcript's first lines were not read within the budget: left for the next event")
+	case fs.Left > 0 && (fs.Format == transcript.FormatOpenCode || fs.Format == transcript.FormatKilo):
+		r.deferred("read part of the session's new messages within the budget, the rest is left for the next event")
 	case fs.Left > 0:
 		r.deferred("read %d new bytes of the transcript within the budget, %d more are left for the next event", fs.Bytes, fs.Left)
 	case !fs.Read:

@@ -135,14 +135,19 @@ func (in *ingester) database(ctx context.Context, path string, f transcript.Form
 		if err := ctx.Err(); err != nil {
 			return fs, err
 		}
-		if !in.stopAt.IsZero() && time.Now().After(in.stopAt) {
+		if in.stopped() && fs.Read {
 			fs.Left = int64(len(jobs))
 			break
 		}
 		var done int
 		var stats FileStats
+		// partial is the cursor of a session read only in part (its read
+		// ended at stopAt or at its page's bytes): the job goes on from
+		// it in the next transaction.
+		var partial *opencode.Cursor
 		err := store.Retry(ctx, func() error {
 			stats = FileStats{}
+			partial = nil
 			w, err := in.st.NewWriter(ctx, string(f))
 			if err != nil {
 				return err
@@ -154,7 +159,7 @@ func (in *ingester) database(ctx context.Context, path string, f transcript.Form
 			done = 0
 			for _, j := range jobs {
 				var recs []preparedRecord
-				next, skips, err := d.Read(ctx, j.s, j.root, j.cur, func(r transcript.Record) error {
+				next, skips, more, err := d.ReadUntil(ctx, j.s, j.root, j.cur, in.stopAt, func(r transcript.Record) error {
 					p := preparedRecord{Record: r}
 					if r.Message != nil {
 						p.msg = w.Prepare(*r.Message)
@@ -182,8 +187,12 @@ func (in *ingester) database(ctx context.Context, path string, f transcript.Form
 						stats.Skips = append(stats.Skips, transcript.Skip{Reason: "session " + j.s.ID + ": " + sk})
 					}
 				}
+				if more {
+					partial = &next
+					break
+				}
 				done++
-				if w.Counts().Messages-before.Messages >= batchMessages {
+				if w.Counts().Messages-before.Messages >= batchMessages || in.stopped() {
 					break
 				}
 			}
@@ -216,6 +225,9 @@ func (in *ingester) database(ctx context.Context, path string, f transcript.Form
 			fs.sessions = append(fs.sessions, j.root)
 		}
 		jobs = jobs[done:]
+		if partial != nil {
+			jobs[0].cur = *partial
+		}
 	}
 	if !fs.Read && only == "" && len(jobs) == 0 {
 		// Nothing changed in any session (the file was touched: a
@@ -285,4 +297,9 @@ func (in *ingester) databaseFile(ctx context.Context, path string, f transcript.
 		sum.Failed = append(sum.Failed, FileFailed{path, err.Error()})
 	}
 	return nil
+}
+
+// stopped tells whether the ingest's stopAt, if set, has passed.
+func (in *ingester) stopped() bool {
+	return !in.stopAt.IsZero() && time.Now().After(in.stopAt)
 }

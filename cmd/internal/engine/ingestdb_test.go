@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentledger/ledger/store"
 )
@@ -312,5 +314,88 @@ func TestIngestDatabaseThatIsNot(t *testing.T) {
 	sum, err = e.Ingest(ctx, []string{filepath.Join(dir, "none")}, IngestOptions{})
 	if err == nil || sum.Started() {
 		t.Errorf("ingest of a missing path: %v (started %v), want an error before reading", err, sum.Started())
+	}
+}
+
+// TestHookReadOfALongDatabaseSessionProgresses: a hook reading an OpenCode
+// session whose unread messages it cannot all read within its budget (a
+// long session when ledger is installed, or a database grown by a
+// runaway tool) commits what it read by the time it had, and the next
+// read goes on from there, never from the start again; the session's
+// change mark is stored only once all of it is read, so that no unread
+// message is taken as read.
+func TestHookReadOfALongDatabaseSessionProgresses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const session = "ses_de942ed70ffeMnYg4uqeokH7Or"
+	e, st := openEngine(t)
+	path := copyAgentDB(t, agentFixture("opencode-1.18.33", "opencode.db"), filepath.Join(t.TempDir(), "opencode"), "opencode.db")
+	const turns = 300
+	w := agentWriter(t, path)
+	tx, err := w.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range turns {
+		at := 1795679000000 + int64(i)*10
+		m, p := fmt.Sprintf("msg_zl%05d", i), fmt.Sprintf("prt_zl%05d", i)
+		if _, err := tx.Exec(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)`,
+			m, session, at, at, fmt.Sprintf(`{"role":"assistant","modelID":"m","time":{"created":%d,"completed":%d}}`, at, at+1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)`,
+			p, m, session, at, at, fmt.Sprintf(`{"type":"text","text":"step %d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.Exec(`UPDATE event_sequence SET seq = seq + 1 WHERE aggregate_id = ?`, session); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	const fixtureMsgs = 16
+	count := func() int {
+		t.Helper()
+		msgs, err := st.Messages(ctx, session, 0)
+		if err != nil && !notFound(err) {
+			t.Fatal(err)
+		}
+		return len(msgs)
+	}
+	// Each read has its budget spent before it starts: the worst a hook
+	// meets. It still reads some, and never all.
+	last := 0
+	for run := 1; run <= 3; run++ {
+		fs, err := e.IngestFile(ctx, path, IngestOptions{StopAt: time.Now(), Session: session})
+		if err != nil {
+			t.Fatalf("read %d: %v", run, err)
+		}
+		n := count()
+		if n <= last || n >= fixtureMsgs+turns || fs.Left == 0 {
+			t.Fatalf("read %d with its budget spent: %d messages in the ledger (before it %d, in all %d), left %d: want some more and not all",
+				run, n, last, fixtureMsgs+turns, fs.Left)
+		}
+		last = n
+	}
+	if _, err := e.IngestFile(ctx, path, IngestOptions{Session: session}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := st.Messages(ctx, session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != fixtureMsgs+turns || msgs[len(msgs)-1].Text() != fmt.Sprintf("step %d", turns-1) {
+		t.Fatalf("after reads to the end: %d messages, want %d, the last one's text %q", len(msgs), fixtureMsgs+turns, msgs[len(msgs)-1].Text())
+	}
+	// The messages the reads added form one chain, whichever read each
+	// came in.
+	for i := fixtureMsgs + 1; i < len(msgs); i++ {
+		if msgs[i].ParentUUID != msgs[i-1].UUID {
+			t.Fatalf("message %d (%s) follows %s, its parent is %s", i, msgs[i].UUID, msgs[i-1].UUID, msgs[i].ParentUUID)
+		}
+	}
+	if fs, err := e.IngestFile(ctx, path, IngestOptions{Session: session}); err == nil && fs.Read {
+		t.Errorf("a read after the whole session was read found more: %+v", fs)
 	}
 }

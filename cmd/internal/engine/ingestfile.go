@@ -38,8 +38,9 @@ type FileStats struct {
 	Path  string
 	Read  bool // the file had new lines (or was re-read)
 	Bytes int64
-	// Left is what the read left of the file for a later one, in bytes:
-	// reading stopped at IngestOptions.StopAt.
+	// Left is what the read left of the file for a later one, in bytes
+	// (of a database, in sessions): reading stopped at
+	// IngestOptions.StopAt.
 	Left    int64
 	Counts  store.Counts
 	Skipped int
