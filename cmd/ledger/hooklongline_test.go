@@ -87,3 +87,63 @@ func TestHookPassesAnOverLongLine(t *testing.T) {
 		t.Errorf("the line appended after the long one is not recorded by the next Stop")
 	}
 }
+
+// TestCopilotStopPassesAnOverLongLine: at Copilot CLI's native agentStop,
+// ledger first waits for the hook's own hook.start record in events.jsonl;
+// a line too long to read in the budget (60 MB) before that record is
+// passed over by the wait, holding no more of it than a record's worth,
+// and then read or skipped by the ingest as at any other hook: the lines
+// after it are recorded by the same run or the next, each within its
+// budget.
+// Before, the wait read the whole tail into memory at every poll, the run
+// overran its budget and was abandoned, and every agentStop did the same
+// again, recording nothing after the line.
+func TestCopilotStopPassesAnOverLongLine(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
+	const session = "66fcbb38-f834-48de-bcfa-712cc7192b3c"
+	const stamp = 1795678451269
+	path := filepath.Join(home, ".copilot", "session-state", session, "events.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(`{"type":"session.start","data":{"sessionId":"` + session + `","version":1,"producer":"copilot-agent","copilotVersion":"1.0.102","startTime":"2026-11-26T07:33:53.501Z","selectedModel":"m","context":{"cwd":"/home/dev/src/big"}},"id":"e1","timestamp":"2026-11-26T07:33:53.501Z","parentId":null}` + "\n")
+	w.WriteString(`{"type":"user.message","data":{"content":"`)
+	chunk := strings.Repeat("INFO request served in 3ms path=/api/v1/items ", 1<<12)
+	for n := 0; n < 60<<20; n += len(chunk) {
+		w.WriteString(chunk)
+	}
+	w.WriteString(`"},"id":"e2","timestamp":"2026-11-26T07:33:55.072Z","parentId":"e1"}` + "\n")
+	w.WriteString(`{"type":"user.message","data":{"content":"zebrafinch comes after the long line"},"id":"e3","timestamp":"2026-11-26T07:33:56.000Z","parentId":"e2"}` + "\n")
+	w.WriteString(`{"type":"hook.start","data":{"hookInvocationId":"h1","hookType":"agentStop","input":{"sessionId":"` + session + `","timestamp":1795678451269,"cwd":"/home/dev/src/big","stopReason":"end_turn"}},"id":"e4","timestamp":"2026-11-26T07:33:57.000Z","parentId":"e3"}` + "\n")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b, _ := json.Marshal(map[string]any{"sessionId": session, "timestamp": stamp, "cwd": "/home/dev/src/big",
+		"transcriptPath": path, "stopReason": "end_turn", "stop_hook_active": false})
+	found := false
+	for run := 1; run <= 2 && !found; run++ {
+		p := startBin(t, home, string(b), "--db", db, "hook", "--agent", "copilot", "--event", "agentStop")
+		took := endsWithin(t, p, time.Second+slack)
+		if p.exitCode != 0 {
+			t.Errorf("agentStop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
+		}
+		hits, _ := search(t, home, db, "zebrafinch")
+		found = len(hits) > 0
+		t.Logf("agentStop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
+	}
+	r := runBin(t, home, "", "--db", db, "hooks", "log", "--json")
+	if !found {
+		t.Fatalf("two agentStop runs did not record the line after the 60 MB one; receipts: %.2000s", r.stdout)
+	}
+	if strings.Contains(r.stdout, `"timeout"`) || strings.Contains(r.stdout, `"failed"`) {
+		t.Errorf("a run overran its budget or failed: %.2000s", r.stdout)
+	}
+}

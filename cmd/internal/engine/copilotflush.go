@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -37,16 +39,14 @@ func (e *Engine) awaitCopilotRecord(ctx context.Context, in HookInput, c hookClo
 	start := time.Now()
 	by := start.Add(time.Until(c.readBy) / 2)
 	path := e.expandHome(in.TranscriptPath)
-	from := e.copilotReadFrom(ctx, path)
+	at := copilotScan{next: e.copilotReadFrom(ctx, path)}
 	for {
-		found, next := copilotHookStarted(path, from, in.copilotHook, in.copilotStamp)
-		if found {
+		if at.hookStarted(path, in.copilotHook, in.copilotStamp, by) {
 			if waited := time.Since(start); waited >= copilotRecordPoll {
 				r.note("waited %d ms for Copilot CLI to write the turn's records", waited.Milliseconds())
 			}
 			return
 		}
-		from = next
 		if !time.Now().Add(copilotRecordPoll).Before(by) || ctx.Err() != nil {
 			r.note("Copilot CLI had not written the records up to this hook after %d ms: what it had written is read, the rest at the next event",
 				time.Since(start).Milliseconds())
@@ -83,34 +83,83 @@ func (e *Engine) copilotReadFrom(ctx context.Context, path string) int64 {
 	return cur.Offset
 }
 
-// copilotHookStarted reads path's whole lines from offset from and says
+// copilotMaxRecord bounds the lines the wait looks into: a hook.start
+// record is a few KB (the hook's input); a longer line (a huge message)
+// is passed over without being held.
+const copilotMaxRecord = 1 << 20
+
+// copilotScan is how far the wait has looked into the file: next is the
+// offset to read from, inLine whether it is inside a line too long to be
+// a hook.start record (the rest of that line is passed over).
+type copilotScan struct {
+	next   int64
+	inLine bool
+}
+
+// hookStarted reads path's whole lines from s.next, until by, and says
 // whether one is the hook.start record of hook with input timestamp
-// stamp; next is the offset to read from next time (past the whole lines
-// read). A file that is missing, or is not a regular file, holds none.
-func copilotHookStarted(path string, from int64, hook string, stamp int64) (found bool, next int64) {
+// stamp; s then says where to read from next time. It holds no more than
+// copilotMaxRecord of the file at a time, and reads each byte once
+// across calls. A file that is missing, or is not a regular file, holds
+// none.
+func (s *copilotScan) hookStarted(path, hook string, stamp int64, by time.Time) bool {
 	f, err := transcript.Open(path)
 	if err != nil {
-		return false, from
+		return false
 	}
 	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return false, from
+	if _, err := f.Seek(s.next, io.SeekStart); err != nil {
+		return false
 	}
-	// Records are small; a cap keeps a huge or hostile file's read bounded.
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return false, from
-	}
-	end := bytes.LastIndexByte(b, '\n') + 1
-	for _, line := range bytes.Split(b[:end], []byte("\n")) {
-		if !bytes.Contains(line, []byte(`"hook.start"`)) {
-			continue
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	for n := 0; ; n++ {
+		if n%64 == 0 && time.Now().After(by) {
+			return false
 		}
-		rec := gjson.ParseBytes(line)
-		if rec.Get("type").String() == "hook.start" && rec.Get("data.hookType").String() == hook &&
-			rec.Get("data.input.timestamp").Int() == stamp {
-			return true, from + int64(end)
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			s.next += int64(len(line) + len(chunk))
+			if s.inLine {
+				s.inLine = false // the end of a line passed over
+				continue
+			}
+			if len(line) > 0 {
+				chunk = append(line, chunk...)
+				line = line[:0]
+			}
+			if copilotHookStart(chunk, hook, stamp) {
+				return true
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			if s.inLine {
+				s.next += int64(len(chunk))
+				continue
+			}
+			line = append(line, chunk...)
+			if len(line) > copilotMaxRecord {
+				s.next += int64(len(line))
+				s.inLine, line = true, line[:0]
+			}
+		default:
+			// The end of what is written: a line not finished yet is read
+			// again next time, unless it is one passed over.
+			if s.inLine {
+				s.next += int64(len(chunk))
+			}
+			return false
 		}
 	}
-	return false, from + int64(end)
+}
+
+// copilotHookStart tells whether line is the hook.start record of hook
+// with input timestamp stamp.
+func copilotHookStart(line []byte, hook string, stamp int64) bool {
+	if !bytes.Contains(line, []byte(`"hook.start"`)) {
+		return false
+	}
+	rec := gjson.ParseBytes(line)
+	return rec.Get("type").String() == "hook.start" && rec.Get("data.hookType").String() == hook &&
+		rec.Get("data.input.timestamp").Int() == stamp
 }
