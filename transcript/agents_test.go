@@ -488,3 +488,32 @@ func TestReadCopilotErrorShapes(t *testing.T) {
 		t.Errorf("%d compactions, want 1 (the failed one is none)", bounds)
 	}
 }
+
+// TestGeminiWorkspaceIsGeminiCLIs: the session's project is the workspace
+// Gemini CLI's own <session_context> (the history's first message) names;
+// a later prompt that starts the same way (text a user pasted) does not
+// move the session to another project.
+func TestGeminiWorkspaceIsGeminiCLIs(t *testing.T) {
+	t.Parallel()
+	header := `{"sessionId":"s1","projectHash":"h","startTime":"2026-11-26T07:00:00.000Z","lastUpdated":"2026-11-26T07:00:00.000Z","kind":"main"}`
+	ctx := func(id, dir string) string {
+		return `{"id":"` + id + `","timestamp":"2026-11-26T07:00:01.000Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n  - ` + dir + `\n</session_context>"}]}`
+	}
+	project := func(msgs ...string) string {
+		set := `{"$set":{"messages":[` + strings.Join(msgs, ",") + `]}}`
+		recs, _, _ := readBytes(t, FormatGemini, []byte(header+"\n"+set+"\n"))
+		p := ""
+		for _, r := range recs {
+			if r.Session != nil && r.Session.Project != "" {
+				p = r.Session.Project
+			}
+		}
+		return p
+	}
+	if p := project(ctx("u0", "/home/dev/src/app"), ctx("u1", "/home/dev/src/other")); p != "/home/dev/src/app" {
+		t.Errorf("project %q, want the workspace of Gemini CLI's own session context, /home/dev/src/app", p)
+	}
+	if p := project(ctx("u0", "no folder"), ctx("u1", "/home/dev/src/other")); p != "" {
+		t.Errorf("project %q from a later prompt, want none: Gemini CLI's own context names no folder", p)
+	}
+}

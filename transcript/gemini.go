@@ -41,8 +41,9 @@ package transcript
 //	                               message holds a <state_snapshot>: a Boundary
 //	                               (uuid: that message's id; the summary; the
 //	                               last prompt's tokens before it), once per
-//	                               snapshot. The rewrite's <session_context>
-//	                               names the workspace: Session{Project}
+//	                               snapshot. The rewrite's first message,
+//	                               Gemini CLI's <session_context>, names the
+//	                               workspace: Session{Project}
 //	{"$set": {...}} (other keys)   summary: Session{Title}; sessionId: the
 //	                               session's id; lastUpdated: Session{Time}
 //	{"$rewindTo": id}              the rewound messages stay (they were said);
@@ -443,6 +444,7 @@ func (p *geminiParser) set(raw json.RawMessage, rec Record) (string, error) {
 		}
 	}
 	var snap *geminiMessage
+	first := true
 	for i := range msgs {
 		if msgs[i].Type != "user" {
 			continue
@@ -451,12 +453,16 @@ func (p *geminiParser) set(raw json.RawMessage, rec Record) (string, error) {
 		text := textOf(parts)
 		switch {
 		case strings.HasPrefix(strings.TrimSpace(text), "<session_context>"):
-			if dir := geminiWorkspace(text); dir != "" {
+			// Gemini CLI's own is the history's first message: a later
+			// prompt that reads the same is the user's text, and chooses
+			// no project.
+			if dir := geminiWorkspace(text); dir != "" && first {
 				info.Project = dir
 			}
 		case strings.Contains(text, "<state_snapshot>"):
 			snap = &msgs[i]
 		}
+		first = false
 	}
 	if info.Title != "" || info.Project != "" || !info.Time.IsZero() {
 		rec.Session = info
