@@ -84,9 +84,12 @@ func cannotWrite(err error) bool {
 	return false
 }
 
-// check reads which tables the database has.
+// check reads which tables the database has. Each must be a plain table,
+// one that returns what is stored: a generated column or a virtual table
+// computes what it returns as it is read, and a file of a few KB could
+// make it return gigabytes (OpenCode's and Kilo's tables are plain).
 func (d *DB) check(ctx context.Context) error {
-	rows, err := d.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part', 'event_sequence')`)
+	rows, err := d.db.QueryContext(ctx, `SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'table' AND name IN ('session', 'message', 'part', 'event_sequence')`)
 	if err != nil {
 		if strings.Contains(err.Error(), "file is not a database") {
 			return ErrNotDatabase
@@ -95,11 +98,16 @@ func (d *DB) check(ctx context.Context) error {
 	}
 	defer rows.Close()
 	n := 0
+	var names []string
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
 			return err
 		}
+		if !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(def)), "CREATE TABLE") {
+			return fmt.Errorf("%w (table %s is not a plain table)", ErrNotDatabase, name)
+		}
+		names = append(names, name)
 		if name == "event_sequence" {
 			d.events = true
 		} else {
@@ -109,8 +117,19 @@ func (d *DB) check(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	rows.Close()
 	if n != 3 {
 		return ErrNotDatabase
+	}
+	for _, name := range names {
+		var computed int
+		// hidden is 2 or 3 for a generated column (1: a virtual table's).
+		if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_xinfo(?) WHERE hidden != 0`, name).Scan(&computed); err != nil {
+			return err
+		}
+		if computed > 0 {
+			return fmt.Errorf("%w (table %s has generated columns)", ErrNotDatabase, name)
+		}
 	}
 	return nil
 }

@@ -441,3 +441,38 @@ func TestReadEndsOnRowsOutOfOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestComputedTablesRefused: a database whose tables compute what they
+// return (a generated column, a virtual table) is no OpenCode database,
+// and is not read: a 28 KB file whose part.data is printf of 200 MB
+// per row held ledger ingest for minutes, in gigabytes of memory.
+func TestComputedTablesRefused(t *testing.T) {
+	t.Parallel()
+	for name, part := range map[string]string{
+		"generated": `CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL,
+			time_updated integer NOT NULL, n integer, data text GENERATED ALWAYS AS (printf('%.*c', n, 'x')) VIRTUAL)`,
+		"virtual": `CREATE VIRTUAL TABLE part USING fts5(id, message_id, session_id, time_created, time_updated, data)`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "opencode.db")
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{
+				`CREATE TABLE session (id text PRIMARY KEY, parent_id text, directory text NOT NULL, title text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL)`,
+				`CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)`,
+				part,
+			} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db.Close()
+			if _, err := Open(context.Background(), path, transcript.FormatOpenCode); !errors.Is(err, ErrNotDatabase) {
+				t.Errorf("opened: %v, want ErrNotDatabase", err)
+			}
+		})
+	}
+}
