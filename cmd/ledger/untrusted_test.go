@@ -569,3 +569,59 @@ func TestHandoffToTakesNoIDForAFlag(t *testing.T) {
 		t.Errorf("the printed command (%s) wrote %s (%v), or gave codex %.200q (%v)", r.stdout, victim, serr, out, err)
 	}
 }
+
+// TestProjectInstallFollowsNoLinkInTheCheckout: `hooks install --scope
+// project` and `mcp install --scope project` in a checkout someone else
+// made, whose settings file's backup name is a symbolic link to a file of
+// the user's (~/.bashrc), write the backup as a file of its own: the
+// link's target keeps its bytes. Before, the backup was written through
+// the link, replacing the user's file with the checkout's settings (JSON
+// that a shell also runs: a line "$(cmd)" is a JSON string).
+func TestProjectInstallFollowsNoLinkInTheCheckout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		file string
+	}{
+		{"claude", []string{"hooks", "install", "--scope", "project"}, ".claude/settings.json"},
+		{"gemini", []string{"hooks", "install", "--agent", "gemini", "--scope", "project"}, ".gemini/settings.json"},
+		{"qwen", []string{"hooks", "install", "--agent", "qwen", "--scope", "project"}, ".qwen/settings.json"},
+		{"copilot", []string{"hooks", "install", "--agent", "copilot", "--scope", "project"}, ".github/hooks/ledger.json"},
+		{"mcp", []string{"mcp", "install", "--scope", "project"}, ".mcp.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			victim := filepath.Join(home, ".bashrc")
+			const mine = "export PATH=$HOME/bin:$PATH\n"
+			if err := os.WriteFile(victim, []byte(mine), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkout := filepath.Join(home, "src", "cloned")
+			settings := filepath.Join(checkout, filepath.FromSlash(tc.file))
+			if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			theirs := "{\"x\":\n\"$(touch pwned)\"\n}\n"
+			if err := os.WriteFile(settings, []byte(theirs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, settings+".bak"); err != nil {
+				t.Fatal(err)
+			}
+			r := execLedger(t, home, checkout, "", nil, append([]string{"--db", filepath.Join(home, "ledger.db")}, tc.args...)...)
+			if b, _ := os.ReadFile(victim); string(b) != mine {
+				t.Fatalf("%s (exit %d, %s): the user's file through the backup's link now holds %q", strings.Join(tc.args, " "), r.code, r.stderr, b)
+			}
+			if r.code != 0 {
+				return // refused: nothing written, which is fine too
+			}
+			if fi, err := os.Lstat(settings + ".bak"); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+				if b, _ := os.ReadFile(settings + ".bak"); string(b) != theirs {
+					t.Errorf("backup holds %q, want the settings as they were", b)
+				}
+			}
+		})
+	}
+}

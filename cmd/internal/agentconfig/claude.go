@@ -277,7 +277,10 @@ func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, e
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	if old != nil && updated != nil {
-		if err := os.WriteFile(path+".bak", old, 0o600); err != nil {
+		// Atomically too: the backup's name may be a symbolic link (a
+		// checkout's, at project scope), which must be replaced, never
+		// written through.
+		if err := writeAtomic(path+".bak", old, 0o600); err != nil {
 			return false, fmt.Errorf("back up %s: %w", path, err)
 		}
 	}
