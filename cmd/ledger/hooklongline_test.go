@@ -147,3 +147,46 @@ func TestCopilotStopPassesAnOverLongLine(t *testing.T) {
 		t.Errorf("a run overran its budget or failed: %.2000s", r.stdout)
 	}
 }
+
+// TestHookPassesALineOfManyAssignments: a line of 38 KB holding 1,600
+// assignments the redaction drops (password=hunter2hunter2, a low-entropy
+// value) is redacted in time, and the hook records the lines after it.
+// Before, each dropped value was searched again over the 512 bytes after
+// it, and each dropped value found there again, four deep: the line took
+// 77 s to redact, every Stop spent its budget on it, and nothing after it
+// was ever recorded.
+func TestHookPassesALineOfManyAssignments(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	db := storetest.MigratedFile(t, filepath.Join(home, "ledger.db"))
+	const session = "5b5b5b5b-0000-4000-8000-000000000160"
+	var b strings.Builder
+	msg := func(uuid, text string) {
+		line, _ := json.Marshal(map[string]any{"type": "user", "uuid": uuid, "sessionId": session, "cwd": "/home/dev/src/big",
+			"timestamp": "2026-03-02T09:00:00Z", "message": map[string]any{"role": "user", "content": text}})
+		b.Write(append(line, '\n'))
+	}
+	msg("first", "print the config")
+	msg("dense", strings.Repeat(" password=hunter2hunter2", 1600))
+	msg("after", "zebrafinch comes after the dense line")
+	path := filepath.Join(home, session+".jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := hookInput("Stop", session, path, home, map[string]any{"stop_hook_active": false})
+	found := false
+	for run := 1; run <= 2 && !found; run++ {
+		p := startBin(t, home, in, "--db", db, "hook")
+		took := endsWithin(t, p, time.Second+slack)
+		if p.exitCode != 0 {
+			t.Errorf("Stop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
+		}
+		hits, _ := search(t, home, db, "zebrafinch")
+		found = len(hits) > 0
+		t.Logf("Stop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
+	}
+	if !found {
+		r := runBin(t, home, "", "--db", db, "hooks", "log", "--json")
+		t.Fatalf("two Stop runs did not record the line after the dense one; receipts: %.2000s", r.stdout)
+	}
+}

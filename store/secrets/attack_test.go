@@ -63,6 +63,10 @@ func TestRedactAttacks(t *testing.T) {
 		{"password name, then an assignment", "password: DB_PASSWORD=" + sym, []string{sym}, "password"},
 		{"token name, then an assignment", "token: GITLAB_TOKEN=" + tok, []string{tok}, "generic-api-key"},
 		{"password placeholder, then an assignment", "password=${X} DB_PASSWORD=" + sym, []string{sym}, "password"},
+		{"an assignment after many dropped ones, one line", strings.Repeat(" password=hunter2hunter2", 300) + " password: DB_PASSWORD=" + sym,
+			[]string{sym}, "password"},
+		{"an assignment among many dropped ones, one line", strings.Repeat(" password=hunter2hunter2", 150) + " password=${X} DB_PASSWORD=" + sym +
+			strings.Repeat(" password=hunter2hunter2", 150), []string{sym}, "password"},
 		// Command lines.
 		{"docker login -p", "docker login -u deploy -p " + pw + " registry.example.com", []string{pw}, "cli-password"},
 		{"docker login --password", "docker login --password " + pw + " --username deploy ghcr.io", []string{pw}, "cli-password"},
