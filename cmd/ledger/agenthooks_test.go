@@ -466,3 +466,36 @@ func TestCopilotSessionEndOfAnUnknownSession(t *testing.T) {
 		t.Errorf("receipt %q", d)
 	}
 }
+
+// TestQwenStopWithAHugeAnswer: Qwen Code's Stop names the turn's last
+// answer (last_assistant_message), which ledger looks for in what it
+// stored; an answer of 4 MB (a model that printed a whole file) costs the
+// hook no more than a short one: only its start is redacted and looked
+// for. Before, the whole answer was redacted first, which spent the 1 s
+// budget: every such Stop was abandoned as a timeout, its resume state
+// not brought up to date.
+func TestQwenStopWithAHugeAnswer(t *testing.T) {
+	t.Parallel()
+	f := agentFixtures[1]
+	home := t.TempDir()
+	db := filepath.Join(home, "ledger.db")
+	path := f.place(t, home, -1)
+	var in map[string]any
+	decodeJSON(t, f.payload(t, "038-Stop", path), &in)
+	in["last_assistant_message"] = in["last_assistant_message"].(string) + strings.Repeat(" password=hunter2hunter2 AKIAIOSFODNN7EXAMPLE", 90_000)
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := execLedger(t, home, "", string(b), nil, "--db", db, "hook", "--agent", "qwen")
+	if r.code != 0 {
+		t.Fatalf("Stop: exit %d: %s", r.code, r.stderr)
+	}
+	var rs []struct{ Event, Outcome, Detail string }
+	decodeJSON(t, execLedger(t, home, "", "", nil, "--db", db, "hooks", "log", "--json").stdout, &rs)
+	// The answer's start is not the stored answer's (its tail was added
+	// here): the hook waits for it until its read time, and says so.
+	if len(rs) != 1 || rs[0].Outcome == "timeout" || rs[0].Outcome == "failed" {
+		t.Errorf("receipts %+v, want one Stop that did its work within the budget", rs)
+	}
+}

@@ -21,6 +21,11 @@ import (
 // turnEndPoll is how often the file's size is checked while waiting.
 const turnEndPoll = 10 * time.Millisecond
 
+// turnEndRedacted is how much of the answer's start is redacted to make
+// the needle: past any secret that starts in its first 80 bytes (a
+// private key is a few KB).
+const turnEndRedacted = 16 << 10
+
 // noResponseText is what Qwen Code sends as last_assistant_message for a
 // turn that ended without text: nothing to look for.
 const noResponseText = "[no response text]"
@@ -32,6 +37,11 @@ func turnEndNeedle(st *store.Store, answer string) string {
 	answer = strings.TrimSpace(answer)
 	if answer == "" || answer == noResponseText {
 		return ""
+	}
+	if len(answer) > turnEndRedacted {
+		// Only the start is looked for, so only the start is redacted: an
+		// answer of megabytes would spend the hook's budget on it.
+		answer = strings.ToValidUTF8(answer[:turnEndRedacted], "")
 	}
 	answer = st.StoredKey(answer) // redacted as the stored message is
 	if len(answer) > 80 {
