@@ -121,7 +121,7 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	}
 	_, statErr := os.Stat(path)
 	existed := statErr == nil
-	changed, err := agentconfig.UpdateFile(path, func(old []byte) ([]byte, error) {
+	changed, err := agentconfig.UpdateFile(path, scopeRoot(app, opts.Scope), func(old []byte) ([]byte, error) {
 		doc, err := editSettings(app, opts, old)
 		if err == nil && !opts.Install && agentconfig.EmptyObject(doc) {
 			// Nothing is left but an empty object: the file said nothing
@@ -274,6 +274,21 @@ const codexTrustNote = "Codex runs new or changed hooks only once you trust them
 
 // hooksFilePath is the file ledger's hooks go in: Claude Code's
 // settings.json or Codex's hooks.json ($CODEX_HOME), of the scope.
+// scopeRoot is the folder a project-scope install's file must really be
+// in (agentconfig.UpdateFile's within): the working folder, the
+// checkout. At user scope, nothing: the user's own links are followed
+// wherever they lead.
+func scopeRoot(app *App, scope string) string {
+	if scope != "project" {
+		return ""
+	}
+	wd, err := app.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
+}
+
 func hooksFilePath(app *App, opts *hooksOptions) (string, error) {
 	if cliAgent(opts.Agent) {
 		return agentHooksPath(app, opts)

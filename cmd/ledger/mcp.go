@@ -148,7 +148,7 @@ func runMCPInstall(app *App, opts *mcpInstallOptions) error {
 		}
 		edit = func(old []byte) ([]byte, error) { return cfg.Install(old, srv) }
 	}
-	changed, err := agentconfig.UpdateFile(cfg.Path, edit)
+	changed, err := agentconfig.UpdateFile(cfg.Path, scopeRoot(app, opts.Scope), edit)
 	if err != nil {
 		return err
 	}

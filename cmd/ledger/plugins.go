@@ -40,6 +40,13 @@ func runPluginHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 		}
 		return err
 	}
+	// A checkout's link must not take the plugin out of it (into the
+	// user's own configuration, making it every project's).
+	if root := scopeRoot(app, opts.Scope); root != "" {
+		if _, err := agentconfig.RealFile(path, root); err != nil {
+			return err
+		}
+	}
 	var changed bool
 	if opts.Install {
 		exe, err := app.executable()

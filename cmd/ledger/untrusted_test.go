@@ -625,3 +625,120 @@ func TestProjectInstallFollowsNoLinkInTheCheckout(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectInstallReadsNothingOutsideTheCheckout: a checkout whose
+// settings file, or the agent's folder, is a symbolic link to the user's
+// own settings (which may hold keys) must not have ledger read them into
+// the checkout, where they would be committed, nor edit them: a
+// project-scope install refuses, says which link, and changes nothing.
+func TestProjectInstallReadsNothingOutsideTheCheckout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		file string // the file, from the checkout (and from HOME)
+		link string // what of it is the link: the file or its folder
+		none bool   // no file there yet (a plugin install would make one)
+	}{
+		{"claude file", []string{"hooks", "install", "--scope", "project"}, ".claude/settings.json", ".claude/settings.json", false},
+		{"claude folder", []string{"hooks", "install", "--scope", "project"}, ".claude/settings.json", ".claude", false},
+		{"gemini file", []string{"hooks", "install", "--agent", "gemini", "--scope", "project"}, ".gemini/settings.json", ".gemini/settings.json", false},
+		{"gemini folder", []string{"hooks", "install", "--agent", "gemini", "--scope", "project"}, ".gemini/settings.json", ".gemini", false},
+		{"claude uninstall", []string{"hooks", "uninstall", "--scope", "project"}, ".claude/settings.json", ".claude/settings.json", false},
+		{"mcp file", []string{"mcp", "install", "--scope", "project"}, ".mcp.json", ".mcp.json", false},
+		{"opencode folder", []string{"hooks", "install", "--agent", "opencode", "--scope", "project"}, ".opencode/plugin/ledger.js", ".opencode", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			mine := filepath.Join(home, "private", filepath.FromSlash(tc.file))
+			const theirs = `{"env": {"ANTHROPIC_API_KEY": "sk-ant-api03-users-own-key"}}` + "\n"
+			if err := os.MkdirAll(filepath.Dir(mine), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.none {
+				if err := os.WriteFile(mine, []byte(theirs), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkout := filepath.Join(home, "src", "cloned")
+			link := filepath.Join(checkout, filepath.FromSlash(tc.link))
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(home, "private", filepath.FromSlash(tc.link)), link); err != nil {
+				t.Fatal(err)
+			}
+			r := runCmdIn(t, home, checkout, "", append([]string{"--db", filepath.Join(home, "ledger.db")}, tc.args...)...)
+			if r.code == 0 || !strings.Contains(r.stderr, "symbolic link") {
+				t.Errorf("%s: exit %d, stderr %q; want a refusal that names the link", strings.Join(tc.args, " "), r.code, r.stderr)
+			}
+			if b, err := os.ReadFile(mine); tc.none && err == nil || !tc.none && string(b) != theirs {
+				t.Errorf("the user's file now holds %q (%v)", b, err)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("the checkout's link was replaced: %v %v", fi, err)
+			}
+			filepath.WalkDir(checkout, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.Type().IsRegular() {
+					if b, _ := os.ReadFile(p); strings.Contains(string(b), "users-own-key") {
+						t.Errorf("%s, in the checkout, holds the user's settings", p)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestUserInstallKeepsADotfilesLink: a user's settings file that is a
+// symbolic link (into a dotfiles repository) stays one: install and
+// uninstall edit the file it leads to, with its backup beside it, even
+// when that file does not exist yet.
+func TestUserInstallKeepsADotfilesLink(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dot := filepath.Join(home, "dotfiles", "claude-settings.json")
+	settings := filepath.Join(home, ".claude", "settings.json")
+	for _, d := range []string{filepath.Dir(dot), filepath.Dir(settings)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../dotfiles/claude-settings.json", settings); err != nil {
+		t.Fatal(err)
+	}
+	isLink := func(when string) {
+		t.Helper()
+		if fi, err := os.Lstat(settings); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			t.Fatalf("%s: %s is no longer a link: %v %v", when, settings, fi, err)
+		}
+	}
+	db := filepath.Join(home, "ledger.db")
+	// The link leads nowhere yet: install makes the file it names.
+	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
+		t.Fatalf("install: %d %s", r.code, r.stderr)
+	}
+	isLink("install into a missing file")
+	if b, _ := os.ReadFile(dot); !strings.Contains(string(b), `hook`) {
+		t.Fatalf("the dotfile holds %q, want ledger's hooks", b)
+	}
+	// The user's own setting, then install again after an uninstall.
+	if err := os.WriteFile(dot, []byte(`{"model": "opus"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
+		t.Fatalf("install: %d %s", r.code, r.stderr)
+	}
+	isLink("install")
+	if b, _ := os.ReadFile(dot + ".bak"); string(b) != `{"model": "opus"}`+"\n" {
+		t.Errorf("backup beside the dotfile holds %q", b)
+	}
+	if r := runCmd(t, home, "", "--db", db, "hooks", "uninstall"); r.code != 0 {
+		t.Fatalf("uninstall: %d %s", r.code, r.stderr)
+	}
+	isLink("uninstall")
+	if b, _ := os.ReadFile(dot); !strings.Contains(string(b), `"model"`) || strings.Contains(string(b), "hook") {
+		t.Errorf("after uninstall the dotfile holds %q, want the user's setting alone", b)
+	}
+}

@@ -261,7 +261,19 @@ func removeFromEvent(doc []byte, event string) ([]byte, error) {
 // too), keeping the previous file as path.bak. A new file is owner-only;
 // an existing one keeps its mode. An edit that returns nil removes the
 // file, with no backup: it held nothing but what the edit took out.
-func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, err error) {
+//
+// Where path leads through symbolic links (the file, or a folder on its
+// way), the file it leads to is the one edited, its backup beside it:
+// a settings file kept in a dotfiles repository stays a link to it.
+// within, when not empty (a project-scope install: the checkout), is the
+// folder the file must really be in: a checkout whose link leads
+// elsewhere (to the user's own settings, to a file in the user's HOME) is
+// refused, so that installing in a checkout never copies a file of the
+// user's into it nor writes one outside it.
+func UpdateFile(path, within string, edit func([]byte) ([]byte, error)) (changed bool, err error) {
+	if path, err = RealFile(path, within); err != nil {
+		return false, err
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("read %s: %w", path, err)
@@ -294,4 +306,73 @@ func UpdateFile(path string, edit func([]byte) ([]byte, error)) (changed bool, e
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	return true, nil
+}
+
+// RealFile is path with every symbolic link on it followed, the file's
+// own included, for a file that may not exist yet (its nearest existing
+// folder is followed). With within set, the result must be inside
+// within (followed too), or it is an error that names the link.
+func RealFile(path, within string) (string, error) {
+	real, err := followExisting(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if within == "" {
+		return real, nil
+	}
+	root, err := filepath.EvalSymlinks(within)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", within, err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s leads through a symbolic link to %s, outside %s: not read or written (remove the link, or install at user scope)", path, real, root)
+	}
+	return real, nil
+}
+
+// followExisting is filepath.EvalSymlinks for a path whose end may not
+// exist yet: the part that exists is followed, the rest appended; a link
+// to a file that does not exist (a settings file an uninstall emptied and
+// removed, in a dotfiles repository) leads to where that file would be.
+func followExisting(path string) (string, error) {
+	return follow(path, 0)
+}
+
+// maxLinks is how many links follow follows before it calls them a loop
+// (Linux's own limit).
+const maxLinks = 40
+
+func follow(path string, links int) (string, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir, base := filepath.Split(filepath.Clean(path))
+		dir = filepath.Clean(dir)
+		if dir == path || base == "" {
+			return path, nil
+		}
+		d, err := follow(dir, links)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, base), nil
+	case err != nil:
+		return "", err
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return filepath.EvalSymlinks(path)
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real, nil
+	}
+	if links >= maxLinks {
+		return "", fmt.Errorf("too many symbolic links (a loop?)")
+	}
+	to, err := os.Readlink(path)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(to) {
+		to = filepath.Join(filepath.Dir(path), to)
+	}
+	return follow(to, links+1)
 }

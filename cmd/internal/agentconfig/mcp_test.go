@@ -227,10 +227,10 @@ func TestMCPConfigFiles(t *testing.T) {
 			t.Errorf("%s %s: %q %v, want %s", tc.agent, tc.scope, c.Path, err, tc.want)
 			continue
 		}
-		if changed, err := UpdateFile(c.Path, func(b []byte) ([]byte, error) { return c.Install(b, ledgerMCP) }); err != nil || !changed {
+		if changed, err := UpdateFile(c.Path, "", func(b []byte) ([]byte, error) { return c.Install(b, ledgerMCP) }); err != nil || !changed {
 			t.Fatalf("install %s: %v %v", c.Path, changed, err)
 		}
-		if changed, err := UpdateFile(c.Path, c.Uninstall); err != nil || !changed {
+		if changed, err := UpdateFile(c.Path, "", c.Uninstall); err != nil || !changed {
 			t.Fatalf("uninstall %s: %v %v", c.Path, changed, err)
 		}
 		_, err = os.Stat(c.Path)
