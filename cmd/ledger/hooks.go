@@ -138,6 +138,9 @@ func runHooks(ctx context.Context, app *App, opts *hooksOptions) error {
 	kept := ""
 	if existed && changed && !removed {
 		kept = "; previous file kept as " + filepath.Base(path) + ".bak"
+		if real, err := agentconfig.RealFile(path, ""); err == nil && real != path {
+			kept = "; previous file kept as " + real + ".bak" // beside the file the link leads to
+		}
 	}
 	if opts.JSON {
 		return writeJSON(app.Stdout, struct {

@@ -727,8 +727,8 @@ func TestUserInstallKeepsADotfilesLink(t *testing.T) {
 	if err := os.WriteFile(dot, []byte(`{"model": "opus"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 {
-		t.Fatalf("install: %d %s", r.code, r.stderr)
+	if r := runCmd(t, home, "", "--db", db, "hooks", "install"); r.code != 0 || !strings.Contains(r.stdout, dot+".bak") {
+		t.Fatalf("install: %d %q %s; want it to name the backup beside the dotfile", r.code, r.stdout, r.stderr)
 	}
 	isLink("install")
 	if b, _ := os.ReadFile(dot + ".bak"); string(b) != `{"model": "opus"}`+"\n" {
