@@ -297,8 +297,13 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 	path := e.expandHome(in.TranscriptPath)
 	fs, err := e.IngestFile(store.WithLockDeadline(ctx, c.lockBy), path, IngestOptions{StopAt: c.readBy, Session: in.SessionID})
 	switch {
-	case lockHeld(ctx, err):
+	case Kind(err) == ErrBusy:
 		r.deferred("the ledger's write lock was held by another process: the transcript's new lines are left for the next event")
+		return false
+	case lockHeld(ctx, err):
+		// The hook's own time ran out (reading, redacting, or waiting): no
+		// other process need be involved.
+		r.deferred("the hook's time ran out before the transcript's new lines were stored: they are left for the next event")
 		return false
 	case errors.Is(err, transcript.ErrNotRegular):
 		r.err = fmt.Errorf("transcript_path %s is %w", path, err)

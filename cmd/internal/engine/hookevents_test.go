@@ -290,3 +290,26 @@ func TestHookPreCompactNothingReadInTime(t *testing.T) {
 		t.Errorf("handoffs %+v (%v), want the deferred one stored", hs, err)
 	}
 }
+
+// TestHookOutOfTimeBlamesNoLock: a hook whose time runs out before the
+// transcript's new lines are stored says so in its receipt, and does not
+// blame a write lock no other process held.
+func TestHookOutOfTimeBlamesNoLock(t *testing.T) {
+	t.Parallel()
+	e, _, home := hookEngine(t)
+	path, _ := sampleTranscript(t, home)
+	b, err := json.Marshal(map[string]any{"session_id": sampleID, "transcript_path": path, "cwd": "/home/dev/src/payments", "hook_event_name": "Stop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeHookInput(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the budget spent
+	r := e.hook(ctx, in, HookOptions{}, clocksAt(time.Now().Add(time.Hour)))
+	if r.outcome != store.OutcomeDeferred || strings.Contains(r.detail, "lock") || !strings.Contains(r.detail, "time ran out") {
+		t.Fatalf("out of time, no lock held: %+v", r)
+	}
+}
