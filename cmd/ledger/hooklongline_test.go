@@ -57,17 +57,7 @@ func TestHookPassesAnOverLongLine(t *testing.T) {
 	path := writeLongLineTranscript(t, home, session, 150<<20, "zebrafinch")
 	fi, _ := os.Stat(path)
 	in := hookInput("Stop", session, path, home, map[string]any{"stop_hook_active": false})
-	found := false
-	for run := 1; run <= 2 && !found; run++ {
-		p := startBin(t, home, in, "--db", db, "hook")
-		took := endsWithin(t, p, time.Second+slack)
-		if p.exitCode != 0 {
-			t.Errorf("Stop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
-		}
-		hits, _ := search(t, home, db, "zebrafinch")
-		found = len(hits) > 0
-		t.Logf("Stop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
-	}
+	found := recordedWithin(t, home, db, in, "Stop", "hook")
 	if !found {
 		t.Fatal("two Stop runs did not record the line after the 150 MB one")
 	}
@@ -128,17 +118,7 @@ func TestCopilotStopPassesAnOverLongLine(t *testing.T) {
 	f.Close()
 	b, _ := json.Marshal(map[string]any{"sessionId": session, "timestamp": stamp, "cwd": "/home/dev/src/big",
 		"transcriptPath": path, "stopReason": "end_turn", "stop_hook_active": false})
-	found := false
-	for run := 1; run <= 2 && !found; run++ {
-		p := startBin(t, home, string(b), "--db", db, "hook", "--agent", "copilot", "--event", "agentStop")
-		took := endsWithin(t, p, time.Second+slack)
-		if p.exitCode != 0 {
-			t.Errorf("agentStop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
-		}
-		hits, _ := search(t, home, db, "zebrafinch")
-		found = len(hits) > 0
-		t.Logf("agentStop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
-	}
+	found := recordedWithin(t, home, db, string(b), "agentStop", "hook", "--agent", "copilot", "--event", "agentStop")
 	r := runBin(t, home, "", "--db", db, "hooks", "log", "--json")
 	if !found {
 		t.Fatalf("two agentStop runs did not record the line after the 60 MB one; receipts: %.2000s", r.stdout)
@@ -174,19 +154,30 @@ func TestHookPassesALineOfManyAssignments(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := hookInput("Stop", session, path, home, map[string]any{"stop_hook_active": false})
-	found := false
-	for run := 1; run <= 2 && !found; run++ {
-		p := startBin(t, home, in, "--db", db, "hook")
-		took := endsWithin(t, p, time.Second+slack)
-		if p.exitCode != 0 {
-			t.Errorf("Stop run %d: exit %d after %v: %s", run, p.exitCode, took, p.errb.String())
-		}
-		hits, _ := search(t, home, db, "zebrafinch")
-		found = len(hits) > 0
-		t.Logf("Stop run %d: %v, the line after recorded: %v", run, took.Round(time.Millisecond), found)
-	}
+	found := recordedWithin(t, home, db, in, "Stop", "hook")
 	if !found {
 		r := runBin(t, home, "", "--db", db, "hooks", "log", "--json")
 		t.Fatalf("two Stop runs did not record the line after the dense one; receipts: %.2000s", r.stdout)
 	}
+}
+
+// recordedWithin runs the hook (ledger --db db ARGS, stdin in) up to
+// twice, each run within its one-second budget and exiting 0, until the
+// word "zebrafinch", written after the hostile line, is in the ledger;
+// it reports whether it is.
+func recordedWithin(t *testing.T, home, db, in, event string, args ...string) bool {
+	t.Helper()
+	for run := 1; run <= 2; run++ {
+		p := startBin(t, home, in, append([]string{"--db", db}, args...)...)
+		took := endsWithin(t, p, time.Second+slack)
+		if p.exitCode != 0 {
+			t.Errorf("%s run %d: exit %d after %v: %s", event, run, p.exitCode, took, p.errb.String())
+		}
+		hits, _ := search(t, home, db, "zebrafinch")
+		t.Logf("%s run %d: %v, the line after recorded: %v", event, run, took.Round(time.Millisecond), len(hits) > 0)
+		if len(hits) > 0 {
+			return true
+		}
+	}
+	return false
 }
