@@ -89,6 +89,7 @@ type Row struct {
 	Created int64 // ms
 	Data    []byte
 	Parts   []PartRow
+	tooBig  bool // Data over maxValue, not read
 }
 
 // PartRow is a part row.

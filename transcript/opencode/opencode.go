@@ -242,10 +242,22 @@ func (d *DB) Read(ctx context.Context, s Session, root string, cur Cursor, fn fu
 // pageRows message rows, and no row past the first once it holds
 // pageBytes of rows and parts. A session's rows are the agent's: a long
 // one is neither held in memory at once nor written in one go.
+//
+// maxValue is the most of one row's data a read holds: OpenCode keeps a
+// message's or a part's JSON in one value, and a value larger than this
+// (a hostile database's, or a tool output gone wild) is passed over,
+// said in a skip, never read into memory (the JSONL readers' bound on a
+// line, 12 MB, is the same).
 const (
 	pageRows  = 128
 	pageBytes = 1 << 20
+	maxValue  = 12 << 20
 )
+
+// boundedData selects a row's data and whether it is over its two
+// arguments' maxValue, then as NULL: octet_length reads a value's size
+// from its record's header, not the value.
+const boundedData = `CASE WHEN octet_length(data) > ? THEN NULL ELSE data END, coalesce(octet_length(data) > ?, 0)`
 
 // ReadUntil reads the next page of what is new in session s since cur, as
 // Read does, in one read transaction; more tells whether the session has
@@ -289,7 +301,11 @@ func (d *DB) ReadUntil(ctx context.Context, s Session, root string, cur Cursor, 
 		case !slices.Contains(cur.Pending, r.ID):
 			continue // read before (SQLite orders it otherwise than its value reads)
 		}
-		if r.Parts, err = parts(ctx, tx, r.ID); err != nil {
+		if r.tooBig {
+			dec.skip(fmt.Sprintf("message %s: over %d MB: skipped", r.ID, maxValue>>20))
+			continue
+		}
+		if r.Parts, err = parts(ctx, tx, r.ID, dec.skip); err != nil {
 			return cur, nil, false, fmt.Errorf("read session %s: %w", s.ID, err)
 		}
 		held += len(r.Data)
@@ -336,7 +352,8 @@ func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Curso
 			args = append(args, id)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, q+`) ORDER BY time_created, id LIMIT ?`, append(args, limit)...)
+	q = `SELECT id, time_created, ` + boundedData + strings.TrimPrefix(q, `SELECT id, time_created, data`)
+	rows, err := tx.QueryContext(ctx, q+`) ORDER BY time_created, id LIMIT ?`, append(append([]any{maxValue, maxValue}, args...), limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +361,7 @@ func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Curso
 	var out []Row
 	for rows.Next() {
 		var r Row
-		if err := rows.Scan(&r.ID, &r.Created, &r.Data); err != nil {
+		if err := rows.Scan(&r.ID, &r.Created, &r.Data, &r.tooBig); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -352,9 +369,10 @@ func (d *DB) messages(ctx context.Context, tx *sql.Tx, session string, cur Curso
 	return out, rows.Err()
 }
 
-// parts reads a message's parts, in order.
-func parts(ctx context.Context, tx *sql.Tx, message string) ([]PartRow, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, time_created, data FROM part WHERE message_id = ? ORDER BY id`, message)
+// parts reads a message's parts, in order; a part over maxValue is left
+// out, said in skip.
+func parts(ctx context.Context, tx *sql.Tx, message string, skip func(string)) ([]PartRow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, time_created, `+boundedData+` FROM part WHERE message_id = ? ORDER BY id`, maxValue, maxValue, message)
 	if err != nil {
 		return nil, err
 	}
@@ -362,8 +380,13 @@ func parts(ctx context.Context, tx *sql.Tx, message string) ([]PartRow, error) {
 	var out []PartRow
 	for rows.Next() {
 		var p PartRow
-		if err := rows.Scan(&p.ID, &p.Created, &p.Data); err != nil {
+		var tooBig bool
+		if err := rows.Scan(&p.ID, &p.Created, &p.Data, &tooBig); err != nil {
 			return nil, err
+		}
+		if tooBig {
+			skip(fmt.Sprintf("part %s: over %d MB: skipped", p.ID, maxValue>>20))
+			continue
 		}
 		out = append(out, p)
 	}

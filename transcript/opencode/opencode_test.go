@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -474,5 +475,54 @@ func TestComputedTablesRefused(t *testing.T) {
 				t.Errorf("opened: %v, want ErrNotDatabase", err)
 			}
 		})
+	}
+}
+
+// TestHugeValuesPassedOver: a message or a part whose data is over
+// maxValue (13 MB here: a hostile database's, a tool output gone wild) is
+// passed over with a skip that says so, never read into memory, and the
+// messages after it are read.
+func TestHugeValuesPassedOver(t *testing.T) {
+	t.Parallel()
+	path := copyFixture(t, openCodeFixture)
+	w := writer(t, path)
+	const sid = "ses_de942ed70ffeMnYg4uqeokH7Or"
+	pad := strings.Repeat("a", 13<<20)
+	for _, m := range []struct{ id, data, part string }{
+		{"msg_zz0001", `{"role":"user","pad":"` + pad + `"}`, `{"type":"text","text":"the huge message's part"}`},
+		{"msg_zz0002", `{"role":"user"}`, `{"type":"text","text":"` + pad + `"}`},
+		{"msg_zz0003", `{"role":"user"}`, `{"type":"text","text":"zebrafinch comes after them"}`},
+	} {
+		if _, err := w.Exec(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, 9000000000000, 1, ?)`, m.id, sid, m.data); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Exec(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, 1, 1, ?)`, "prt_"+m.id, m.id, sid, m.part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pad = ""
+	d := openDB(t, path, transcript.FormatOpenCode)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	recs, _, skips := readAll(t, d, nil)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 12<<20 {
+		t.Errorf("reading allocated %d MB: a huge value was read", grew>>20)
+	}
+	for _, want := range []string{"message msg_zz0001: over 12 MB", "part prt_msg_zz0002: over 12 MB"} {
+		if !strings.Contains(strings.Join(skips, "\n"), want) {
+			t.Errorf("skips %q, want one that says %q", skips, want)
+		}
+	}
+	found := false
+	for _, r := range recs {
+		if r.Message != nil {
+			for _, b := range r.Message.Blocks {
+				found = found || strings.Contains(b.Text, "zebrafinch")
+			}
+		}
+	}
+	if !found {
+		t.Error("the message after the huge ones was not read")
 	}
 }
