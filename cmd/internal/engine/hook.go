@@ -279,7 +279,7 @@ func (e *Engine) refreshAfterStop(ctx context.Context, in HookInput, c hookClock
 	switch {
 	case err == nil || notFound(err):
 	case lockHeld(ctx, err):
-		r.deferred("the write lock was held: the session's resume state is left for the next event")
+		r.deferred("%s: the session's resume state is left for the next event", notWritten(err))
 	default:
 		r.warn = fmt.Errorf("resume state: %w", err)
 	}
@@ -297,13 +297,8 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 	path := e.expandHome(in.TranscriptPath)
 	fs, err := e.IngestFile(store.WithLockDeadline(ctx, c.lockBy), path, IngestOptions{StopAt: c.readBy, Session: in.SessionID})
 	switch {
-	case Kind(err) == ErrBusy:
-		r.deferred("the ledger's write lock was held by another process: the transcript's new lines are left for the next event")
-		return false
 	case lockHeld(ctx, err):
-		// The hook's own time ran out (reading, redacting, or waiting): no
-		// other process need be involved.
-		r.deferred("the hook's time ran out before the transcript's new lines were stored: they are left for the next event")
+		r.deferred("%s: the transcript's new lines are left for the next event", notWritten(err))
 		return false
 	case errors.Is(err, transcript.ErrNotRegular):
 		r.err = fmt.Errorf("transcript_path %s is %w", path, err)
@@ -340,10 +335,21 @@ func (e *Engine) hookIngest(ctx context.Context, in HookInput, c hookClocks, r *
 }
 
 // lockHeld tells whether err is the write lock held by another process
-// for longer than the hook could wait: SQLite's busy, or the budget spent
-// waiting for it.
+// for longer than the hook could wait, or the hook's budget spent
+// (waiting for it, or reading): either way, the work is left for the
+// next event. notWritten says which, for the receipt.
 func lockHeld(ctx context.Context, err error) bool {
 	return Kind(err) == ErrBusy || err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+}
+
+// notWritten is why a write lockHeld let go was not made: another
+// process's lock (busy), or the hook's own time, with no other process
+// involved.
+func notWritten(err error) string {
+	if Kind(err) == ErrBusy {
+		return "the ledger's write lock was held by another process"
+	}
+	return "the hook's time ran out before it could write"
 }
 
 // hookSession ingests what is new in the hook's transcript and returns its
@@ -574,7 +580,7 @@ type PostToolUseOutput struct {
 func (e *Engine) postToolUse(ctx context.Context, st *store.Store, sess store.Session, r *hookResult) any {
 	why, err := contextFilling(ctx, st, sess)
 	if lockHeld(ctx, err) {
-		r.deferred("the ledger's write lock was held: a suggestion, if due, waits for the next event")
+		r.deferred("%s: a suggestion, if due, waits for the next event", notWritten(err))
 		return nil
 	}
 	if why == "" || err != nil {

@@ -309,7 +309,7 @@ func TestHookOutOfTimeBlamesNoLock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the budget spent
 	r := e.hook(ctx, in, HookOptions{}, clocksAt(time.Now().Add(time.Hour)))
-	if r.outcome != store.OutcomeDeferred || strings.Contains(r.detail, "lock") || !strings.Contains(r.detail, "time ran out") {
+	if r.outcome != store.OutcomeDeferred || strings.Contains(r.detail, "lock") || !strings.Contains(r.detail, "time ran out") || !strings.Contains(r.detail, "new lines are left") {
 		t.Fatalf("out of time, no lock held: %+v", r)
 	}
 }
