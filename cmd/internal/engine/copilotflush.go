@@ -59,7 +59,7 @@ func (e *Engine) awaitCopilotRecord(ctx context.Context, in HookInput, c hookClo
 // copilotReadFrom is where the wait starts reading path: the ledger's
 // cursor, unless the file is no longer the one the cursor read (shorter
 // than the cursor's offset, or another head), where the ingest reads it
-// from the start (planRead) and so does the wait: from a cursor past its
+// from the start (planRead, cursorHolds) and so does the wait: from a cursor past its
 // end it would read nothing and wait out its time for a record that is
 // already there.
 func (e *Engine) copilotReadFrom(ctx context.Context, path string) int64 {
@@ -77,7 +77,7 @@ func (e *Engine) copilotReadFrom(ctx context.Context, path string) int64 {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || cur.Offset > fi.Size() || !headMatches(f, cur.HeadLen, cur.HeadHash) {
+	if err != nil || !cursorHolds(f, fi.Size(), cur) {
 		return 0
 	}
 	return cur.Offset

@@ -267,7 +267,7 @@ func planRead(ctx context.Context, f *os.File, fi os.FileInfo, cur store.Cursor,
 	if seen && cur.Size == size && cur.ModTime == mtime {
 		return readPlan{unchanged: true}, nil
 	}
-	if seen && cur.Offset <= size && headMatches(f, cur.HeadLen, cur.HeadHash) {
+	if seen && cursorHolds(f, size, cur) {
 		var st transcript.State
 		if json.Unmarshal([]byte(cur.State), &st) == nil && st.Format != "" {
 			return readPlan{unchanged: cur.Offset == size, start: cur.Offset, line: cur.Line, state: st}, nil
@@ -533,6 +533,13 @@ func headHash(f *os.File, n int64) (int64, string, error) {
 	}
 	sum := sha256.Sum256(buf)
 	return n, hex.EncodeToString(sum[:]), nil
+}
+
+// cursorHolds tells whether cur may still be read on from in f, of size
+// bytes: the file is at least as long and starts with the bytes the
+// cursor saw (else it is read from the start).
+func cursorHolds(f *os.File, size int64, cur store.Cursor) bool {
+	return cur.Offset <= size && headMatches(f, cur.HeadLen, cur.HeadHash)
 }
 
 // headMatches tells whether f still starts with the bytes the cursor saw.
