@@ -101,6 +101,10 @@ type dialect interface {
 	// mergeFTS merges each into one piece without what was deleted.
 	rebuildFTS(ctx context.Context, tx *sqlx.Tx) error
 	mergeFTS(ctx context.Context, tx *sqlx.Tx) error
+	// settleSearch files what a big write left for the full-text
+	// indexes to sort out at the next searches, where the backend leaves
+	// any (Store.SettleSearch).
+	settleSearch(ctx context.Context, db *sqlx.DB) error
 
 	// check checks the database and its full-text indexes (Health's
 	// Integrity, FTS and ReadOnly).

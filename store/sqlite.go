@@ -524,6 +524,10 @@ func (sqliteDialect) mergeFTS(ctx context.Context, tx *sqlx.Tx) error {
 	return ftsCommand(ctx, tx, "optimize")
 }
 
+// settleSearch has nothing to do: FTS5 writes an ingest's terms out at
+// its commit.
+func (sqliteDialect) settleSearch(context.Context, *sqlx.DB) error { return nil }
+
 // ftsCommand runs an FTS5 special command on every index.
 func ftsCommand(ctx context.Context, tx *sqlx.Tx, cmd string) error {
 	for _, t := range ftsTables {

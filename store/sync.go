@@ -178,6 +178,11 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 		out.Handoffs += part.Handoffs
 		out.Notes += part.Notes
 	}
+	if failed.Tried > 0 {
+		// Once anything was sent, even rows the server held already.
+		// Best effort (SettleSearch): what was sent is stored either way.
+		_ = dst.SettleSearch(ctx)
+	}
 	if len(failed.Failed) > 0 {
 		return out, &failed
 	}

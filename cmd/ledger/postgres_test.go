@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,6 +92,24 @@ func corpusPG(t *testing.T) string {
 	})
 }
 
+// pendingSearch files the pending lists of the team ledger's GIN indexes
+// and says how many pages they held: an ingest and a sync leave none
+// (store.SettleSearch).
+func pendingSearch(t *testing.T, url string) int64 {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT sum(gin_clean_pending_list(i::regclass))
+		FROM unnest(ARRAY['messages_tsv', 'handoffs_tsv', 'compactions_tsv', 'notes_tsv']) AS i`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 type ledgerCounts struct {
 	Sessions    int64 `json:"sessions"`
 	Messages    int64 `json:"messages"`
@@ -147,6 +166,9 @@ func TestTeamLedgerConcurrentIngest(t *testing.T) {
 	}
 	if got := counts(t, home, url); got != want {
 		t.Errorf("server holds %+v; one SQLite ingest holds %+v", got, want)
+	}
+	if n := pendingSearch(t, url); n != 0 {
+		t.Errorf("%d pages left pending in the GIN indexes: every search reads them", n)
 	}
 	// Each machine keeps its own cursors: a second run on one of them reads nothing new.
 	r := ledgerEnv(t, home, []string{"LEDGER_HOST=machine-a"}, append([]string{"--db", url, "ingest", "--json"}, corpus...)...)
@@ -231,6 +253,9 @@ func TestSyncTwice(t *testing.T) {
 	decodeJSON(t, r.stdout, &first)
 	if first.Sessions != want.Sessions || first.Messages != want.Messages || first.Compactions != want.Compactions || first.Notes != 1 {
 		t.Errorf("first sync pushed %+v; the ledger holds %+v and 1 note", first, want)
+	}
+	if n := pendingSearch(t, url); n != 0 {
+		t.Errorf("the sync left %d pages pending in the GIN indexes", n)
 	}
 	r = ledgerEnv(t, home, []string{"LEDGER_HOST=alice"}, "--db", local, "sync", "--to", url, "--json")
 	decodeJSON(t, r.stdout, &second)

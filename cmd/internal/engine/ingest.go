@@ -121,6 +121,14 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 		err = in.files(bulk, files, &sum, ref)
 		release()
 	}
+	if sum.Files > 0 && ctx.Err() == nil {
+		// Once anything was read and written, even rows another writer
+		// had stored already (on PostgreSQL such a row still reaches the
+		// text indexes before the conflict is found). Best effort, as the
+		// server would do it later: an ingest that cannot settle the
+		// indexes has still stored everything.
+		_ = st.SettleSearch(ctx)
+	}
 	if rerr := ref.finish(ctx); err == nil && rerr != nil {
 		err = fmt.Errorf("resume states: %w", rerr)
 	}
