@@ -20,13 +20,16 @@ package handoff
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentledger/ledger/compact"
 )
 
 // cliFileTools are the file-changing tools of Gemini CLI, Qwen Code and
 // Copilot CLI.
-var cliFileTools = map[string]bool{"write_file": true, "replace": true, "edit": true, "create": true}
+var cliFileTools = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"write_file": true, "replace": true, "edit": true, "create": true}
+})
 
 // cliTodos is a whole task list written at once: Gemini CLI's write_todos
 // (items' text in "description") or Qwen Code's todo_write ("content").

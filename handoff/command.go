@@ -3,6 +3,7 @@ package handoff
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/agentledger/ledger/handoff/shell"
 )
@@ -153,25 +154,31 @@ type shellInfo struct {
 
 // trivial programs do not decide what a line was for: `cmd; echo done`
 // is about cmd.
-var trivial = map[string]bool{"echo": true, "printf": true, "true": true, "false": true, ":": true,
-	"exit": true, "cd": true, "export": true, "set": true, "sleep": true,
-	"wait": true, "pwd": true, "clear": true}
+var trivial = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"echo": true, "printf": true, "true": true, "false": true, ":": true,
+		"exit": true, "cd": true, "export": true, "set": true, "sleep": true,
+		"wait": true, "pwd": true, "clear": true}
+})
 
 // lookers only look: they exit non-zero to say "no match", "no such file"
 // or "differs", which is information, not a failure of the work.
-var lookers = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true,
-	"ls": true, "test": true, "[": true, "[[": true, "which": true, "type": true, "whereis": true, "command": true,
-	"find": true, "fd": true, "diff": true, "cmp": true, "stat": true, "file": true, "readlink": true,
-	"realpath": true, "cat": true, "head": true, "tail": true, "wc": true, "pgrep": true, "pidof": true,
-	"ps": true, "lsof": true, "tree": true, "du": true, "df": true, "less": true, "more": true, "sort": true,
-	"uniq": true, "cut": true, "awk": true, "sed": true, "jq": true, "xxd": true, "od": true, "env": true,
-	"printenv": true, "id": true, "whoami": true, "uname": true, "date": true, "nproc": true, "free": true}
+var lookers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ag": true, "ack": true,
+		"ls": true, "test": true, "[": true, "[[": true, "which": true, "type": true, "whereis": true, "command": true,
+		"find": true, "fd": true, "diff": true, "cmp": true, "stat": true, "file": true, "readlink": true,
+		"realpath": true, "cat": true, "head": true, "tail": true, "wc": true, "pgrep": true, "pidof": true,
+		"ps": true, "lsof": true, "tree": true, "du": true, "df": true, "less": true, "more": true, "sort": true,
+		"uniq": true, "cut": true, "awk": true, "sed": true, "jq": true, "xxd": true, "od": true, "env": true,
+		"printenv": true, "id": true, "whoami": true, "uname": true, "date": true, "nproc": true, "free": true}
+})
 
 // gitLookers are the git subcommands that only read.
-var gitLookers = map[string]bool{"status": true, "diff": true, "log": true, "show": true, "branch": true,
-	"rev-parse": true, "ls-files": true, "remote": true, "config": true, "describe": true, "blame": true,
-	"grep": true, "cat-file": true, "reflog": true, "tag": true, "shortlog": true, "ls-tree": true,
-	"merge-base": true, "rev-list": true, "check-ignore": true}
+var gitLookers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"status": true, "diff": true, "log": true, "show": true, "branch": true,
+		"rev-parse": true, "ls-files": true, "remote": true, "config": true, "describe": true, "blame": true,
+		"grep": true, "cat-file": true, "reflog": true, "tag": true, "shortlog": true, "ls-tree": true,
+		"merge-base": true, "rev-list": true, "check-ignore": true}
+})
 
 // looks tells whether one command only looks around.
 func looks(w []string) bool {
@@ -181,11 +188,11 @@ func looks(w []string) bool {
 	base := path.Base(w[0])
 	switch base {
 	case "git":
-		return gitLookers[firstArg(w)]
+		return gitLookers()[firstArg(w)]
 	case "sed":
 		return !hasFlag(w, "-i") // sed -i writes
 	}
-	return lookers[base] || trivial[base]
+	return lookers()[base] || trivial()[base]
 }
 
 func hasFlag(w []string, flag string) bool {
@@ -227,7 +234,7 @@ func analyzeShell(line string) shellInfo {
 	keyed := testCmd
 	if keyed == nil {
 		for i := len(pipes) - 1; i >= 0 && keyed == nil; i-- {
-			if w := shell.Program(pipes[i][0]); len(w) > 0 && !trivial[path.Base(w[0])] {
+			if w := shell.Program(pipes[i][0]); len(w) > 0 && !trivial()[path.Base(w[0])] {
 				keyed = w
 			}
 		}
@@ -257,16 +264,20 @@ type scope struct {
 }
 
 // filterFlags take a value that narrows a run to some tests.
-var filterFlags = map[string]bool{"-run": true, "--run": true, "-k": true, "-t": true, "--testNamePattern": true,
-	"--test-name-pattern": true, "--grep": true, "-g": true, "--filter": true, "--only": true, "-e": true,
-	"--example": true, "-m": true, "--match": true, "--name": true, "--test": true, "-only-testing": true}
+var filterFlags = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"-run": true, "--run": true, "-k": true, "-t": true, "--testNamePattern": true,
+		"--test-name-pattern": true, "--grep": true, "-g": true, "--filter": true, "--only": true, "-e": true,
+		"--example": true, "-m": true, "--match": true, "--name": true, "--test": true, "-only-testing": true}
+})
 
 // valueFlags take a value that says nothing about what runs.
-var valueFlags = map[string]bool{"-timeout": true, "--timeout": true, "-count": true, "-p": true, "-parallel": true,
-	"--reporter": true, "--seed": true, "-n": true, "--maxfail": true, "--max-failures": true, "--config": true,
-	"-c": true, "--project": true, "--workers": true, "-j": true, "--jobs": true, "-tags": true, "--tags": true,
-	"--features": true, "--package": true, "-C": true, "--cwd": true, "--prefix": true, "-o": true, "--out": true,
-	"-coverprofile": true, "--bin": true, "-ldflags": true, "--dir": true, "--env": true, "--retries": true}
+var valueFlags = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"-timeout": true, "--timeout": true, "-count": true, "-p": true, "-parallel": true,
+		"--reporter": true, "--seed": true, "-n": true, "--maxfail": true, "--max-failures": true, "--config": true,
+		"-c": true, "--project": true, "--workers": true, "-j": true, "--jobs": true, "-tags": true, "--tags": true,
+		"--features": true, "--package": true, "-C": true, "--cwd": true, "--prefix": true, "-o": true, "--out": true,
+		"-coverprofile": true, "--bin": true, "-ldflags": true, "--dir": true, "--env": true, "--retries": true}
+})
 
 var reExt = lazyRegexp(`\.[A-Za-z]\w*$`)
 
@@ -327,8 +338,10 @@ func runsFile(key string) bool {
 
 // scriptRunners take a script name after their subcommand: "npm run build"
 // and "npm run lint" are different commands.
-var scriptRunners = map[string]bool{"npm run": true, "npm run-script": true, "pnpm run": true, "pnpm exec": true,
-	"yarn run": true, "bun run": true}
+var scriptRunners = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"npm run": true, "npm run-script": true, "pnpm run": true, "pnpm exec": true,
+		"yarn run": true, "bun run": true}
+})
 
 // commandKey is a command's program and subcommand ("go test", "npm run
 // build"), and the words after them.
@@ -339,7 +352,7 @@ func commandKey(w []string) (string, []string) {
 		return key, rest
 	}
 	key, rest = key+" "+rest[0], rest[1:]
-	if scriptRunners[key] && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	if scriptRunners()[key] && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		key, rest = key+" "+rest[0], rest[1:]
 		if k, ok := strings.CutPrefix(key, "pnpm run "); ok {
 			key = "pnpm " + k // pnpm build is pnpm run build
@@ -357,12 +370,12 @@ func commandKey(w []string) (string, []string) {
 // is skipped. It returns the index of the last word it used.
 func flagFilter(rest []string, i int, test bool) (string, int) {
 	name, value, hasValue := strings.Cut(rest[i], "=")
-	takesValue := (valueFlags[name] || filterFlags[name]) && !hasValue && i+1 < len(rest)
+	takesValue := (valueFlags()[name] || filterFlags()[name]) && !hasValue && i+1 < len(rest)
 	if takesValue {
 		i++
 		value = rest[i]
 	}
-	if filterFlags[name] && test {
+	if filterFlags()[name] && test {
 		return name + "=" + value, i
 	}
 	return "", i

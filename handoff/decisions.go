@@ -3,6 +3,7 @@ package handoff
 import (
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -347,7 +348,7 @@ func pickVaried(cands []decision, n int) []decision {
 func overlaps(a, b map[string]bool) bool {
 	shared, small := 0, min(len(a), len(b))
 	for w := range a {
-		if b[w] && !stopWords[w] {
+		if b[w] && !stopWords()[w] {
 			shared++
 		}
 	}
@@ -355,10 +356,12 @@ func overlaps(a, b map[string]bool) bool {
 }
 
 // stopWords carry no topic.
-var stopWords = map[string]bool{"the": true, "and": true, "that": true, "this": true, "with": true, "for": true,
-	"let": true, "need": true, "issue": true, "not": true, "but": true, "are": true, "was": true, "have": true,
-	"has": true, "its": true, "it's": true, "from": true, "into": true, "now": true, "all": true, "can": true,
-	"will": true, "use": true, "also": true, "then": true, "which": true, "when": true, "because": true, "since": true}
+var stopWords = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"the": true, "and": true, "that": true, "this": true, "with": true, "for": true,
+		"let": true, "need": true, "issue": true, "not": true, "but": true, "are": true, "was": true, "have": true,
+		"has": true, "its": true, "it's": true, "from": true, "into": true, "now": true, "all": true, "can": true,
+		"will": true, "use": true, "also": true, "then": true, "which": true, "when": true, "because": true, "since": true}
+})
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -413,8 +416,10 @@ func answers(text string) []string {
 }
 
 // abbreviations end in a period that does not end a sentence.
-var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "eg": true, "ie": true,
-	"cf": true, "approx": true, "incl": true, "e": true, "g": true, "i": true}
+var abbreviations = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "eg": true, "ie": true,
+		"cf": true, "approx": true, "incl": true, "e": true, "g": true, "i": true}
+})
 
 // splitSentences splits a paragraph after ".", "!" or "?" followed by a
 // space and a capital (or the end), never inside `code` and never after
@@ -448,7 +453,7 @@ func splitSentences(para string) []string {
 			for w > start && (unicode.IsLetter(r[w-1]) || r[w-1] == '.') {
 				w--
 			}
-			if abbreviations[strings.ToLower(string(r[w:i]))] {
+			if abbreviations()[strings.ToLower(string(r[w:i]))] {
 				i = j
 				continue
 			}

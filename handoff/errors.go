@@ -3,6 +3,7 @@ package handoff
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Errors still open at the cut. A failure stays open until something later
@@ -83,7 +84,7 @@ var (
 func buildCovers(key, failedKey string) bool {
 	prog, verb, ok := strings.Cut(strings.TrimPrefix(key, "cmd:"), " ")
 	fprog, fverb, fok := strings.Cut(strings.TrimPrefix(failedKey, "cmd:"), " ")
-	if !ok || !fok || prog != fprog || packageManagers[prog] {
+	if !ok || !fok || prog != fprog || packageManagers()[prog] {
 		return false
 	}
 	verb, _, _ = strings.Cut(verb, " ")
@@ -93,8 +94,10 @@ func buildCovers(key, failedKey string) bool {
 
 // packageManagers run a project's scripts: their subcommands are names
 // the project chose, which say nothing of what they cover.
-var packageManagers = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true, "just": true,
-	"make": true, "task": true, "rake": true}
+var packageManagers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true, "just": true,
+		"make": true, "task": true, "rake": true}
+})
 
 func sameProgram(a, b string) bool {
 	pa, _, _ := strings.Cut(a, " ")

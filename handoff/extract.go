@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -282,18 +283,20 @@ func (x *extractor) agentProse(text string) {
 
 // Tools that only look: their failures (a file that does not exist, a
 // search with no match) are exploration, not unfinished work.
-var readOnly = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true,
-	"WebSearch": true, "NotebookRead": true, "KillBash": true, "KillShell": true, "Task": true, "Skill": true,
-	"AskUserQuestion": true, "ExitPlanMode": true, "EnterPlanMode": true, "TodoWrite": true, "update_plan": true,
-	"view_image": true, "list_mcp_resources": true, "list_mcp_resource_templates": true, "read_mcp_resource": true,
-	"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true, "TaskCreate": true,
-	"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true,
-	// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
-	"read_file": true, "read_many_files": true, "glob": true, "grep_search": true, "list_directory": true,
-	"google_web_search": true, "web_fetch": true, "write_todos": true, "todo_write": true, "view": true, "grep": true,
-	// OpenCode, Kilo and Pi name their tools in lower case.
-	"read": true, "list": true, "find": true, "ls": true, "webfetch": true,
-	"todowrite": true, "todoread": true, "task": true, "skill": true}
+var readOnly = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true,
+		"WebSearch": true, "NotebookRead": true, "KillBash": true, "KillShell": true, "Task": true, "Skill": true,
+		"AskUserQuestion": true, "ExitPlanMode": true, "EnterPlanMode": true, "TodoWrite": true, "update_plan": true,
+		"view_image": true, "list_mcp_resources": true, "list_mcp_resource_templates": true, "read_mcp_resource": true,
+		"web_search": true, "TaskOutput": true, "BashOutput": true, "write_stdin": true, "TaskCreate": true,
+		"TaskUpdate": true, "TaskList": true, "TaskGet": true, "TaskStop": true, "Agent": true, "ToolSearch": true,
+		// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
+		"read_file": true, "read_many_files": true, "glob": true, "grep_search": true, "list_directory": true,
+		"google_web_search": true, "web_fetch": true, "write_todos": true, "todo_write": true, "view": true, "grep": true,
+		// OpenCode, Kilo and Pi name their tools in lower case.
+		"read": true, "list": true, "find": true, "ls": true, "webfetch": true,
+		"todowrite": true, "todoread": true, "task": true, "skill": true}
+})
 
 // toolUse starts following a tool call until its result comes: what it
 // changes, runs or polls (callReaders, else a shell command), and how its
@@ -304,7 +307,7 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 		x.prose.callsAfter++
 		x.work.calls++
 	}
-	if read := callReaders[b.ToolName]; read != nil {
+	if read := callReaders()[b.ToolName]; read != nil {
 		read(x, &u, b)
 	} else if line, ok := shellLine(b.ToolName, u.input); ok {
 		x.shellUse(&u, line)
@@ -322,7 +325,7 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 			u.label += fmt.Sprintf(" (+%d)", len(u.files)-1)
 		}
 	}
-	if u.errKey == "" && u.poll == "" && !readOnly[b.ToolName] && b.ToolName != "" && !u.agentFile {
+	if u.errKey == "" && u.poll == "" && !readOnly()[b.ToolName] && b.ToolName != "" && !u.agentFile {
 		u.errKey = "tool:" + b.ToolName
 		u.label = b.ToolName
 	}
@@ -330,30 +333,32 @@ func (x *extractor) toolUse(id string, b compact.Block, main bool) {
 }
 
 // callReaders read the calls of the tools that are not a shell.
-var callReaders = map[string]func(x *extractor, u *use, b compact.Block){
-	"Edit": fileUse, "Write": fileUse, "MultiEdit": fileUse, "NotebookEdit": fileUse,
-	// OpenCode's and Kilo's {filePath}, Pi's {path} ("edit" is below).
-	"write": fileUse,
-	"apply_patch": func(x *extractor, u *use, b compact.Block) {
-		patch := b.Input
-		if u.input != nil {
-			patch = firstNonEmpty(u.input.str("input"), u.input.str("patch"), patch)
-		}
-		x.patchUse(u, patch)
-	},
-	"TodoWrite": todoUse,
-	"todowrite": todoUse, // OpenCode's and Kilo's: the same {todos: [{content, status}]}
-	"update_plan": func(x *extractor, u *use, b compact.Block) {
-		if u.main {
-			x.tracker.plan = x.tracker.wholeList(x.tracker.plan, u.input, "plan", "step", TrackerPlan, x.seq)
-			x.planExplanation(u.input.str("explanation"))
-		}
-	},
-	"TaskOutput": pollUse, "BashOutput": pollUse, "write_stdin": pollUse,
-	// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
-	"write_file": fileUse, "replace": fileUse, "edit": fileUse, "create": fileUse,
-	"write_todos": cliTodos, "todo_write": cliTodos,
-}
+var callReaders = sync.OnceValue(func() map[string]func(x *extractor, u *use, b compact.Block) {
+	return map[string]func(x *extractor, u *use, b compact.Block){
+		"Edit": fileUse, "Write": fileUse, "MultiEdit": fileUse, "NotebookEdit": fileUse,
+		// OpenCode's and Kilo's {filePath}, Pi's {path} ("edit" is below).
+		"write": fileUse,
+		"apply_patch": func(x *extractor, u *use, b compact.Block) {
+			patch := b.Input
+			if u.input != nil {
+				patch = firstNonEmpty(u.input.str("input"), u.input.str("patch"), patch)
+			}
+			x.patchUse(u, patch)
+		},
+		"TodoWrite": todoUse,
+		"todowrite": todoUse, // OpenCode's and Kilo's: the same {todos: [{content, status}]}
+		"update_plan": func(x *extractor, u *use, b compact.Block) {
+			if u.main {
+				x.tracker.plan = x.tracker.wholeList(x.tracker.plan, u.input, "plan", "step", TrackerPlan, x.seq)
+				x.planExplanation(u.input.str("explanation"))
+			}
+		},
+		"TaskOutput": pollUse, "BashOutput": pollUse, "write_stdin": pollUse,
+		// Gemini CLI, Qwen Code, Copilot CLI (cliagents.go)
+		"write_file": fileUse, "replace": fileUse, "edit": fileUse, "create": fileUse,
+		"write_todos": cliTodos, "todo_write": cliTodos,
+	}
+})
 
 // todoUse is a call that writes the whole task list (TodoWrite).
 func todoUse(x *extractor, u *use, b compact.Block) {
@@ -475,7 +480,7 @@ func (x *extractor) toolResult(b compact.Block) {
 		x.refused(u, b.Text)
 		return
 	}
-	if read := resultReaders[u.name]; read != nil {
+	if read := resultReaders()[u.name]; read != nil {
 		read(x, u, b)
 		return
 	}
@@ -486,7 +491,7 @@ func (x *extractor) toolResult(b compact.Block) {
 		return // a read: its result says nothing the handoff needs
 	}
 	o := readOutcome(b.Text)
-	if (claudeTools[u.name] || cliFileTools[u.name]) && !b.IsError && o.background == "" {
+	if (claudeTools()[u.name] || cliFileTools()[u.name]) && !b.IsError && o.background == "" {
 		// Claude Code flags every failure, a non-zero exit included: no flag
 		// means success, whatever the output happens to contain.
 		o.exit, o.exitKnown = 0, true
@@ -529,21 +534,23 @@ func (x *extractor) refused(u use, text string) {
 }
 
 // resultReaders read the tools whose result is the point of the call.
-var resultReaders = map[string]func(x *extractor, u use, b compact.Block){
-	"TaskCreate": taskResult, "TaskUpdate": taskResult, "TaskList": taskResult, "TaskGet": taskResult,
-	"AskUserQuestion": func(x *extractor, u use, b compact.Block) {
-		for _, a := range answers(b.Text) {
-			x.decision.add(a, scoreAnswer, x.seq)
-		}
-	},
-	"ExitPlanMode": func(x *extractor, u use, b compact.Block) {
-		if !b.IsError && strings.Contains(b.Text, "approved") {
-			x.plan.text = shorten(approvedPlan(u.input, b.Text), maxPlan)
-			x.plan.seq = x.seq
-			x.plan.tasksAt = x.tracker.count()
-		}
-	},
-}
+var resultReaders = sync.OnceValue(func() map[string]func(x *extractor, u use, b compact.Block) {
+	return map[string]func(x *extractor, u use, b compact.Block){
+		"TaskCreate": taskResult, "TaskUpdate": taskResult, "TaskList": taskResult, "TaskGet": taskResult,
+		"AskUserQuestion": func(x *extractor, u use, b compact.Block) {
+			for _, a := range answers(b.Text) {
+				x.decision.add(a, scoreAnswer, x.seq)
+			}
+		},
+		"ExitPlanMode": func(x *extractor, u use, b compact.Block) {
+			if !b.IsError && strings.Contains(b.Text, "approved") {
+				x.plan.text = shorten(approvedPlan(u.input, b.Text), maxPlan)
+				x.plan.seq = x.seq
+				x.plan.tasksAt = x.tracker.count()
+			}
+		},
+	}
+})
 
 // taskResult applies a Task tool's result, a subagent's too: the Task
 // tools work on one list the session (and its team) shares, unlike
@@ -597,7 +604,9 @@ func (x *extractor) fileResult(u use, failed bool, text string) {
 
 // claudeTools are Claude Code's tools that change things; their results
 // carry is_error.
-var claudeTools = map[string]bool{"Bash": true, "Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
+var claudeTools = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"Bash": true, "Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
+})
 
 // rePatchFailed matches Codex's words for a patch that did not apply.
 var rePatchFailed = lazyRegexp(`(?i)verification failed|failed to apply patch|invalid patch|invalid hunk`)
@@ -666,7 +675,7 @@ func (x *extractor) shellSucceeded(u use, output string) {
 			}
 			if !looks(w) && i == 0 { // what follows a pipe filters its output
 				sc := commandScope(w, runsTests(words))
-				if sc.key != "" && !trivial[path.Base(w[0])] && !notRoutine[sc.key] {
+				if sc.key != "" && !trivial()[path.Base(w[0])] && !notRoutine()[sc.key] {
 					x.hist.runs = append(x.hist.runs, shellRun{seq: x.seq, key: sc.key, display: stepDisplay(w, sc)})
 				}
 			}
@@ -984,7 +993,7 @@ func (x *extractor) contextLine(tasks []Task) string {
 			name := shorten(t.Subject, 60)
 			if t.ID != "" {
 				name = strings.TrimSuffix(taskLine(Task{ID: t.ID, Status: t.Status}), "")
-				name = strings.TrimPrefix(name, "["+taskLabels[t.Status]+"] ")
+				name = strings.TrimPrefix(name, "["+taskLabels()[t.Status]+"] ")
 			}
 			stop = strings.TrimSpace(stop + " (" + name + " in progress)")
 			break

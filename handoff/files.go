@@ -3,6 +3,7 @@ package handoff
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/agentledger/ledger/handoff/shell"
 )
@@ -190,38 +191,40 @@ type shellCmd struct {
 }
 
 // fileEffects says what each command does to files, by program name.
-var fileEffects = map[string]func(x *extractor, c shellCmd){
-	"mkdir": func(x *extractor, c shellCmd) {
-		for _, a := range c.args {
-			if p := c.resolve(a); p != "" {
-				x.hist.newDirs[p] = true
-			}
-		}
-	},
-	"mv":     func(x *extractor, c shellCmd) { x.shellMove(c.args, c.resolve, c.seq) },
-	"rm":     deleteEffect,
-	"unlink": deleteEffect,
-	"cp":     copyEffect,
-	"touch": func(x *extractor, c shellCmd) {
-		for _, a := range c.args {
-			if p := c.resolve(a); p != "" {
-				if _, known := x.files.files[p]; !known {
-					x.files.change(p, FileAdded, c.seq)
+var fileEffects = sync.OnceValue(func() map[string]func(x *extractor, c shellCmd) {
+	return map[string]func(x *extractor, c shellCmd){
+		"mkdir": func(x *extractor, c shellCmd) {
+			for _, a := range c.args {
+				if p := c.resolve(a); p != "" {
+					x.hist.newDirs[p] = true
 				}
 			}
-		}
-	},
-	"tee": func(x *extractor, c shellCmd) {
-		for _, a := range c.args {
-			if p := c.resolve(a); p != "" {
-				x.files.change(p, x.newOrModified(p), c.seq)
+		},
+		"mv":     func(x *extractor, c shellCmd) { x.shellMove(c.args, c.resolve, c.seq) },
+		"rm":     deleteEffect,
+		"unlink": deleteEffect,
+		"cp":     copyEffect,
+		"touch": func(x *extractor, c shellCmd) {
+			for _, a := range c.args {
+				if p := c.resolve(a); p != "" {
+					if _, known := x.files.files[p]; !known {
+						x.files.change(p, FileAdded, c.seq)
+					}
+				}
 			}
-		}
-	},
-	"sed":  inPlaceEffect,
-	"perl": inPlaceEffect,
-	"git":  gitEffect,
-}
+		},
+		"tee": func(x *extractor, c shellCmd) {
+			for _, a := range c.args {
+				if p := c.resolve(a); p != "" {
+					x.files.change(p, x.newOrModified(p), c.seq)
+				}
+			}
+		},
+		"sed":  inPlaceEffect,
+		"perl": inPlaceEffect,
+		"git":  gitEffect,
+	}
+})
 
 func deleteEffect(x *extractor, c shellCmd) {
 	for _, a := range c.args {
@@ -302,7 +305,7 @@ func (x *extractor) shellFiles(pipes []shell.Pipeline, seq int) {
 			c := shellCmd{w: w, args: operands(w), seq: seq, resolve: resolve}
 			if base := path.Base(w[0]); base == "cd" {
 				dir = x.cd(dir, c.args)
-			} else if effect := fileEffects[base]; effect != nil {
+			} else if effect := fileEffects()[base]; effect != nil {
 				effect(x, c)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Next steps, most pressing first: notes recorded on purpose, the tracker
@@ -22,13 +23,15 @@ const (
 )
 
 // taskLabels are the Markdown's words for task statuses.
-var taskLabels = map[string]string{TaskInProgress: "in progress", TaskPending: "pending", TaskBlocked: "blocked",
-	TaskCompleted: "done", TaskDeleted: "deleted"}
+var taskLabels = sync.OnceValue(func() map[string]string {
+	return map[string]string{TaskInProgress: "in progress", TaskPending: "pending", TaskBlocked: "blocked",
+		TaskCompleted: "done", TaskDeleted: "deleted"}
+})
 
 // taskLine is how a task is shown: "[in progress] spotter-gqc.6: Close …".
 func taskLine(t Task) string {
 	var b strings.Builder
-	b.WriteString("[" + taskLabels[t.Status] + "] ")
+	b.WriteString("[" + taskLabels()[t.Status] + "] ")
 	if t.ID != "" {
 		id := t.ID
 		if _, err := strconv.Atoi(id); err == nil {
@@ -53,7 +56,7 @@ func parseTaskLine(s string) (Task, bool) {
 		return Task{}, false
 	}
 	t := Task{ID: strings.TrimPrefix(m[2], "#"), Subject: m[3]}
-	for status, label := range taskLabels {
+	for status, label := range taskLabels() {
 		if label == m[1] {
 			t.Status = status
 		}

@@ -3,6 +3,7 @@ package handoff
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -24,13 +25,15 @@ var injected = []string{"<command-", "<local-command", "Caveat:", "<system-remin
 	"The user wants to clarify these questions"}
 
 // Slash commands that manage the session rather than ask for work.
-var housekeeping = map[string]bool{"/compact": true, "/clear": true, "/context": true, "/cost": true, "/model": true,
-	"/config": true, "/help": true, "/login": true, "/logout": true, "/resume": true, "/memory": true, "/status": true,
-	"/doctor": true, "/exit": true, "/quit": true, "/permissions": true, "/hooks": true, "/mcp": true, "/agents": true,
-	"/ide": true, "/vim": true, "/theme": true, "/terminal-setup": true, "/add-dir": true, "/export": true,
-	"/release-notes": true, "/bashes": true, "/usage": true, "/rewind": true, "/statusline": true,
-	"/privacy-settings": true, "/upgrade": true, "/output-style": true, "/todos": true, "/plugin": true,
-	"/tasks": true, "/fork": true, "/rename": true, "/copy": true, "/keybindings": true}
+var housekeeping = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"/compact": true, "/clear": true, "/context": true, "/cost": true, "/model": true,
+		"/config": true, "/help": true, "/login": true, "/logout": true, "/resume": true, "/memory": true, "/status": true,
+		"/doctor": true, "/exit": true, "/quit": true, "/permissions": true, "/hooks": true, "/mcp": true, "/agents": true,
+		"/ide": true, "/vim": true, "/theme": true, "/terminal-setup": true, "/add-dir": true, "/export": true,
+		"/release-notes": true, "/bashes": true, "/usage": true, "/rewind": true, "/statusline": true,
+		"/privacy-settings": true, "/upgrade": true, "/output-style": true, "/todos": true, "/plugin": true,
+		"/tasks": true, "/fork": true, "/rename": true, "/copy": true, "/keybindings": true}
+})
 
 var (
 	reCommandName = lazyRegexp(`<command-name>\s*([^<]*?)\s*</command-name>`)
@@ -51,7 +54,7 @@ func userRequest(text string) string {
 		if !strings.HasPrefix(name, "/") {
 			name = "/" + name
 		}
-		if housekeeping[name] {
+		if housekeeping()[name] {
 			return ""
 		}
 		if a := reCommandArgs.FindStringSubmatch(text); a != nil && strings.TrimSpace(a[1]) != "" {
@@ -59,7 +62,7 @@ func userRequest(text string) string {
 		}
 		return name
 	}
-	if isInjected(text) || housekeeping[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 || acknowledgement(text) ||
+	if isInjected(text) || housekeeping()[strings.Fields(text)[0]] && len(strings.Fields(text)) == 1 || acknowledgement(text) ||
 		machineOutput(text) {
 		return ""
 	}
@@ -75,10 +78,12 @@ func machineOutput(text string) bool {
 
 // acks are replies that only answer or wave on ("1", "yes", "go on"):
 // without the question they answer they tell a fresh session nothing.
-var acks = map[string]bool{"y": true, "yes": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true,
-	"sure": true, "go": true, "go on": true, "go ahead": true, "continue": true, "resume": true, "proceed": true,
-	"next": true, "done": true, "thanks": true, "thank you": true, "ty": true, "please": true, "yes please": true,
-	"do it": true, "both": true, "all": true, "all of them": true, "n": true, "no": true, "nope": true}
+var acks = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"y": true, "yes": true, "yep": true, "yeah": true, "ok": true, "okay": true, "k": true,
+		"sure": true, "go": true, "go on": true, "go ahead": true, "continue": true, "resume": true, "proceed": true,
+		"next": true, "done": true, "thanks": true, "thank you": true, "ty": true, "please": true, "yes please": true,
+		"do it": true, "both": true, "all": true, "all of them": true, "n": true, "no": true, "nope": true}
+})
 
 // acknowledgement tells a reply that is only an answer to a question
 // (a number, a letter, "yes") or a go-ahead.
@@ -87,7 +92,7 @@ func acknowledgement(text string) bool {
 	if len(t) > 16 {
 		return false
 	}
-	if t == "" || acks[t] {
+	if t == "" || acks()[t] {
 		return true
 	}
 	for _, c := range t {

@@ -3,6 +3,7 @@ package handoff
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // A session that finishes each piece of work the same way (compile with
@@ -26,8 +27,10 @@ type shellRun struct {
 
 // notRoutine are commands that are part of every piece of work without
 // finishing it: staging, and reading or claiming tracker items.
-var notRoutine = map[string]bool{"git add": true, "bd update": true, "bd show": true, "bd list": true,
-	"bd ready": true, "bd create": true, "bd sync": true, "bd prime": true, "gh issue": true}
+var notRoutine = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"git add": true, "bd update": true, "bd show": true, "bd list": true,
+		"bd ready": true, "bd create": true, "bd sync": true, "bd prime": true, "gh issue": true}
+})
 
 // window is one piece of work: (start, end] in message indexes.
 type window struct{ start, end int }

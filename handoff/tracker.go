@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The agent's task trackers, newest state wins: Claude Code's TodoWrite
@@ -193,8 +194,10 @@ func (t *tracker) taskTool(name string, in input, result string, seq int) {
 
 // Beads prints a status symbol before an item: ○ open, ◐ in progress,
 // ● blocked, ✓ closed, ❄ deferred.
-var beadsSymbols = map[string]string{"○": TaskPending, "◐": TaskInProgress, "●": TaskBlocked, "✓": TaskCompleted,
-	"❄": TaskPending, "✗": TaskDeleted, "⊘": TaskDeleted}
+var beadsSymbols = sync.OnceValue(func() map[string]string {
+	return map[string]string{"○": TaskPending, "◐": TaskInProgress, "●": TaskBlocked, "✓": TaskCompleted,
+		"❄": TaskPending, "✗": TaskDeleted, "⊘": TaskDeleted}
+})
 
 var (
 	reBeadsID      = `([A-Za-z0-9][\w-]*-[\w]+(?:\.\d+)*)`
@@ -208,10 +211,12 @@ var (
 )
 
 // beadsValueFlags take a value.
-var beadsValueFlags = map[string]bool{"--status": true, "-s": true, "--reason": true, "-r": true, "--priority": true,
-	"-p": true, "--type": true, "-t": true, "--title": true, "--description": true, "-d": true, "--assignee": true,
-	"-a": true, "--parent": true, "--labels": true, "-l": true, "--design": true, "--acceptance": true,
-	"--notes": true, "--deps": true, "--id": true, "--external-ref": true, "--limit": true, "-n": true}
+var beadsValueFlags = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"--status": true, "-s": true, "--reason": true, "-r": true, "--priority": true,
+		"-p": true, "--type": true, "-t": true, "--title": true, "--description": true, "-d": true, "--assignee": true,
+		"-a": true, "--parent": true, "--labels": true, "-l": true, "--design": true, "--acceptance": true,
+		"--notes": true, "--deps": true, "--id": true, "--external-ref": true, "--limit": true, "-n": true}
+})
 
 // beads applies one bd command and its output.
 func (t *tracker) beads(w []string, output string, seq int) {
@@ -225,7 +230,7 @@ func (t *tracker) beads(w []string, output string, seq int) {
 		a := w[i]
 		if strings.HasPrefix(a, "-") {
 			name, value, hasValue := strings.Cut(a, "=")
-			if beadsValueFlags[name] && !hasValue && i+1 < len(w) {
+			if beadsValueFlags()[name] && !hasValue && i+1 < len(w) {
 				i++
 				value = w[i]
 			}
@@ -335,7 +340,7 @@ func (t *tracker) beadsShow(output string, seq int) {
 				cur.Parent = it.ID
 			}
 			it.setSubject(strings.TrimPrefix(m[4], "(EPIC) "))
-			it.setStatus(beadsSymbols[m[2]], seq)
+			it.setStatus(beadsSymbols()[m[2]], seq)
 		}
 	}
 	flush()
@@ -348,7 +353,7 @@ func (t *tracker) beadsRefresh(output string, seq int) {
 		switch m := reBeadsList.FindStringSubmatch(l); {
 		case m != nil:
 			if it := t.item(TrackerBeads, m[2], false); it != nil {
-				it.setStatus(beadsSymbols[m[1]], seq)
+				it.setStatus(beadsSymbols()[m[1]], seq)
 			}
 			continue
 		}

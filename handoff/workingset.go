@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff/shell"
@@ -196,18 +197,22 @@ func scratchFile(p string) bool {
 // loopSkip are programs whose runs say nothing of the project's loop:
 // moving files around, processes, fetching URLs, opening things, and git,
 // which every project uses the same way.
-var loopSkip = map[string]bool{"mkdir": true, "rm": true, "rmdir": true, "cp": true, "mv": true, "touch": true,
-	"chmod": true, "chown": true, "ln": true, "tee": true, "unlink": true, "kill": true, "pkill": true,
-	"killall": true, "open": true, "xdg-open": true, "curl": true, "wget": true, "git": true, "source": true,
-	".": true, "cd": true, "tar": true, "unzip": true, "zip": true, "xargs": true, "bash": true, "sh": true,
-	"zsh": true, "python": true, "python3": true, "node": true, "ruby": true, "perl": true, "osascript": true,
-	"firefox": true, "chromium": true, "google-chrome": true, "code": true, "base64": true, "md5sum": true, "shasum": true, "sha256sum": true, "history": true, "alias": true,
-	"unset": true, "read": true, "eval": true, "local": true, "return": true, "then": true, "do": true,
-	"done": true, "fi": true, "else": true, "if": true, "for": true, "while": true, "case": true, "esac": true}
+var loopSkip = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"mkdir": true, "rm": true, "rmdir": true, "cp": true, "mv": true, "touch": true,
+		"chmod": true, "chown": true, "ln": true, "tee": true, "unlink": true, "kill": true, "pkill": true,
+		"killall": true, "open": true, "xdg-open": true, "curl": true, "wget": true, "git": true, "source": true,
+		".": true, "cd": true, "tar": true, "unzip": true, "zip": true, "xargs": true, "bash": true, "sh": true,
+		"zsh": true, "python": true, "python3": true, "node": true, "ruby": true, "perl": true, "osascript": true,
+		"firefox": true, "chromium": true, "google-chrome": true, "code": true, "base64": true, "md5sum": true, "shasum": true, "sha256sum": true, "history": true, "alias": true,
+		"unset": true, "read": true, "eval": true, "local": true, "return": true, "then": true, "do": true,
+		"done": true, "fi": true, "else": true, "if": true, "for": true, "while": true, "case": true, "esac": true}
+})
 
 // readers are programs whose file operands are files read.
-var readers = map[string]bool{"cat": true, "nl": true, "head": true, "tail": true, "sed": true, "bat": true,
-	"less": true, "more": true}
+var readers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"cat": true, "nl": true, "head": true, "tail": true, "sed": true, "bat": true,
+		"less": true, "more": true}
+})
 
 // workShell reads a shell line for the working set: the files it reads
 // (cat, sed -n, nl, head) and the commands of the loop it runs. Only the
@@ -226,7 +231,7 @@ func (x *extractor) workShell(pipes []shell.Pipeline) {
 			case base == "cd":
 				dir = x.cd(dir, operands(w))
 				continue
-			case readers[base]:
+			case readers()[base]:
 				if (base == "sed" && hasFlag(w, "-i")) || heredoc(words) {
 					continue
 				}
@@ -235,9 +240,9 @@ func (x *extractor) workShell(pipes []shell.Pipeline) {
 			case i > 0:
 				continue
 			}
-			if looks(w) || trivial[base] || loopSkip[base] || !commandWord(base) {
+			if looks(w) || trivial()[base] || loopSkip()[base] || !commandWord(base) {
 				// a script run by an interpreter is one of the loop's
-				if interpreters[base] && len(w) > 1 && !strings.HasPrefix(w[1], "-") && reExt.MatchString(w[1]) &&
+				if interpreters()[base] && len(w) > 1 && !strings.HasPrefix(w[1], "-") && reExt.MatchString(w[1]) &&
 					!scratchFile(x.workPath(dir, w[1])) {
 					x.loopCommand(w[:2], base+" "+w[1])
 				}
@@ -249,8 +254,10 @@ func (x *extractor) workShell(pipes []shell.Pipeline) {
 }
 
 // interpreters run a script named by their first operand.
-var interpreters = map[string]bool{"python": true, "python3": true, "node": true, "bash": true, "sh": true,
-	"zsh": true, "ruby": true, "perl": true, "deno": true, "bun": true, "tsx": true, "ts-node": true}
+var interpreters = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"python": true, "python3": true, "node": true, "bash": true, "sh": true,
+		"zsh": true, "ruby": true, "perl": true, "deno": true, "bun": true, "tsx": true, "ts-node": true}
+})
 
 // heredoc tells whether a command reads a heredoc (cat << EOF > file
 // writes a file, it reads none).
@@ -372,7 +379,7 @@ func stableWord(a string, sub bool) bool {
 		}
 	}
 	if sub && !strings.ContainsAny(a, ":,=") {
-		if dot := strings.LastIndexByte(a, '.'); dot < 0 || !codeExt[strings.ToLower(a[dot+1:])] {
+		if dot := strings.LastIndexByte(a, '.'); dot < 0 || !codeExt()[strings.ToLower(a[dot+1:])] {
 			return true // a subcommand: ecto.migrate, not a file: seed.py
 		}
 	}
@@ -429,7 +436,7 @@ func (x *extractor) shellReads(w []string, after [][]string, dir string) {
 		}
 	}
 	for _, a := range ops {
-		if !strings.Contains(a, "/") && !reExt.MatchString(a) && !bareNames[a] {
+		if !strings.Contains(a, "/") && !reExt.MatchString(a) && !bareNames()[a] {
 			continue // not a file name: a word of a script, a heredoc's end
 		}
 		if p := x.workPath(dir, a); p != "" {
@@ -524,7 +531,7 @@ func (x *extractor) workResult(u use, b compact.Block) {
 			x.proseList(b.Text, "the subagent's list")
 		}
 	default:
-		if !b.IsError && len(u.files) == 0 && !u.isShell && callReaders[u.name] == nil {
+		if !b.IsError && len(u.files) == 0 && !u.isShell && callReaders()[u.name] == nil {
 			x.otherFileTool(u)
 		}
 	}
@@ -553,7 +560,7 @@ func (x *extractor) otherFileTool(u use) {
 	if p == "" || strings.ContainsAny(p, "*?\n") {
 		return
 	}
-	if base := path.Base(p); !reExt.MatchString(base) && !bareNames[base] {
+	if base := path.Base(p); !reExt.MatchString(base) && !bareNames()[base] {
 		return // a folder, most likely
 	}
 	name := strings.ToLower(u.name)
@@ -589,8 +596,10 @@ func intInput(in input, key string) int {
 }
 
 // listers are commands whose output lists files.
-var listers = map[string]bool{"grep": true, "egrep": true, "rg": true, "ag": true, "ack": true, "find": true,
-	"fd": true, "ls-files": true}
+var listers = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"grep": true, "egrep": true, "rg": true, "ag": true, "ack": true, "find": true,
+		"fd": true, "ls-files": true}
+})
 
 // shellList reads the files a successful search command listed.
 func (x *extractor) shellList(pipes []shell.Pipeline, output string) {
@@ -604,7 +613,7 @@ func (x *extractor) shellList(pipes []shell.Pipeline, output string) {
 		if base == "git" && (firstArg(w) == "grep" || firstArg(w) == "ls-files") {
 			base = "ls-files"
 		}
-		if !listers[base] {
+		if !listers()[base] {
 			continue
 		}
 		// a count or a pager after the search hides the list
@@ -695,20 +704,22 @@ func (x *extractor) proseList(text, whose string) {
 
 // codeExt are extensions that make a bare name a file when a text names
 // it without a folder.
-var codeExt = map[string]bool{}
-
-func init() {
+var codeExt = sync.OnceValue(func() map[string]bool {
+	exts := map[string]bool{}
 	for _, e := range strings.Fields(`go rs py ts tsx js jsx mjs cjs ex exs heex eex leex rb java kt kts swift c h
 		cc cpp hpp cs php md mdx json jsonl yaml yml toml ini cfg sql html htm css scss sass less vue svelte sh bash
 		zsh lua dart proto graphql gql tf r ipynb csv xml gradle erl hrl hs ml clj scala m mm pl sol zig nim txt lock
 		env`) {
-		codeExt[e] = true
+		exts[e] = true
 	}
-}
+	return exts
+})
 
 // bareNames are files commonly named without an extension.
-var bareNames = map[string]bool{"Makefile": true, "Dockerfile": true, "Justfile": true, "Gemfile": true,
-	"Rakefile": true, "Procfile": true, "Containerfile": true, "Vagrantfile": true}
+var bareNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"Makefile": true, "Dockerfile": true, "Justfile": true, "Gemfile": true,
+		"Rakefile": true, "Procfile": true, "Containerfile": true, "Vagrantfile": true}
+})
 
 // pathsIn lists the file paths a text names, in order: words with a
 // folder and an extension (lib/a/b.ex, ./x.ts:12), or a bare name with a
@@ -753,7 +764,7 @@ func fileToken(tok string) string {
 		return ""
 	}
 	base := path.Base(tok)
-	if bareNames[base] && strings.Contains(tok, "/") {
+	if bareNames()[base] && strings.Contains(tok, "/") {
 		return tok
 	}
 	dot := strings.LastIndexByte(base, '.')
@@ -772,7 +783,7 @@ func fileToken(tok string) string {
 	if strings.Contains(tok, "/") {
 		return tok
 	}
-	if codeExt[strings.ToLower(ext)] {
+	if codeExt()[strings.ToLower(ext)] {
 		return tok
 	}
 	return ""
