@@ -7,8 +7,8 @@
 -- merging cost more per MB the bigger the ledger (13% of an ingest's CPU at
 -- a million messages). With 8 MB a transaction writes one segment, and
 -- merging 8 at a time rewrites each byte half as often: 8.3% fewer
--- instructions for an ingest of 1.1 GB (cachegrind), 3-5% at 100 MB, peak
--- RSS unchanged (docs/performance.md). A search reads one more segment at
+-- instructions for an ingest of 1.1 GB (cachegrind), 5.2% for 114 MB,
+-- peak RSS unchanged (docs/performance.md). A search reads one more segment at
 -- most per level. The small indexes (handoffs, compactions, notes) keep
 -- the defaults: their writes are a few rows each.
 

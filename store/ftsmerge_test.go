@@ -33,26 +33,7 @@ func TestIngestTransactionWritesOneMessagesSegment(t *testing.T) {
 	}
 	word := func() string { return vocabulary[rnd.IntN(len(vocabulary))] }
 	for tx := range 3 {
-		w, err := s.NewWriter(ctx, "claude")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 500 {
-			words := make([]string, 1000)
-			for j := range words {
-				words[j] = word()
-			}
-			m := compact.Message{UUID: fmt.Sprintf("m%d-%d", tx, i), SessionID: "s1", Role: compact.RoleUser,
-				Time:   at.Add(time.Duration(tx*500+i) * time.Second),
-				Blocks: []compact.Block{{Kind: compact.BlockText, Text: strings.Join(words, " ")}}}
-			if _, err := w.AddMessage(ctx, m); err != nil {
-				w.Rollback()
-				t.Fatal(err)
-			}
-		}
-		if err := w.Commit(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
+		writeWords(t, ctx, s, "s1", fmt.Sprint(tx), at.Add(time.Duration(tx*500)*time.Second), 500, 1000, word)
 	}
 	segs, err := s.FTSSegments(ctx)
 	if err != nil {
@@ -72,5 +53,31 @@ func TestIngestTransactionWritesOneMessagesSegment(t *testing.T) {
 	res, err := s.Search(ctx, SearchOptions{Query: ParseQuery(vocabulary[0]), Limit: 5})
 	if err != nil || len(res.Hits) != 5 {
 		t.Errorf("search across the segments: %d hits, %v; want 5", len(res.Hits), err)
+	}
+}
+
+// writeWords writes n messages of perMessage words each (word's) to
+// session, in one writer transaction begun with ctx: their ids start with
+// prefix, their times a second apart from start.
+func writeWords(t *testing.T, ctx context.Context, s *Store, session, prefix string, start time.Time, n, perMessage int, word func() string) {
+	t.Helper()
+	w, err := s.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Rollback()
+	for i := range n {
+		words := make([]string, perMessage)
+		for j := range words {
+			words[j] = word()
+		}
+		m := compact.Message{UUID: fmt.Sprintf("%s-%d", prefix, i), SessionID: session, Role: compact.RoleUser,
+			Time: start.Add(time.Duration(i) * time.Second), Blocks: []compact.Block{{Kind: compact.BlockText, Text: strings.Join(words, " ")}}}
+		if _, err := w.AddMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(ctx, nil); err != nil {
+		t.Fatal(err)
 	}
 }

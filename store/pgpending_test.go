@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentledger/ledger/compact"
 )
 
 // pendingPages files the GIN pending list of messages' text index and
@@ -29,26 +26,8 @@ func pendingPages(t *testing.T, s *Store) int64 {
 func writeDistinctWords(t *testing.T, ctx context.Context, s *Store, session string, n int) {
 	t.Helper()
 	rnd := rand.New(rand.NewPCG(uint64(n), 27))
-	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	w, err := s.NewWriter(ctx, "claude")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Rollback()
-	for i := range n {
-		words := make([]string, 200)
-		for j := range words {
-			words[j] = fmt.Sprintf("w%x", rnd.Uint32())
-		}
-		m := compact.Message{UUID: fmt.Sprintf("%s-%d", session, i), SessionID: session, Role: compact.RoleUser,
-			Time: at.Add(time.Duration(i) * time.Second), Blocks: []compact.Block{{Kind: compact.BlockText, Text: strings.Join(words, " ")}}}
-		if _, err := w.AddMessage(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Commit(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
+	writeWords(t, ctx, s, session, session, time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), n, 200,
+		func() string { return fmt.Sprintf("w%x", rnd.Uint32()) })
 }
 
 // TestPendingListOfATeamLedger: on PostgreSQL a search reads the whole
