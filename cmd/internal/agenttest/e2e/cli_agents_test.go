@@ -200,20 +200,41 @@ func (r *agentRig) deferred(session string) bool {
 	return any
 }
 
-// resumeContextReached asserts the first turn request from before on
-// carries ledger's resume context with handoff id.
-func (r *agentRig) resumeContextReached(before int, handoff int64) {
+// resumedWithContext runs a resumed (or continued) run and asserts that
+// one of its turn requests carries ledger's resume context with handoff
+// id. A run whose SessionStart hook ran out of its budget (a machine too
+// busy to run it in time: outOfBudget) injected nothing, as a
+// hook that fails open should: such a run proves nothing about the
+// context, and runs again, twice at most; its receipt is excused from
+// checkReceipts.
+func (r *agentRig) resumedWithContext(handoff int64, run func()) {
 	r.t.Helper()
-	turns := r.srv.Turns()
-	if len(turns) <= before {
-		r.t.Fatalf("the resumed run sent the model nothing:\n%s", r.srv.Digest())
-	}
-	for _, req := range turns[before:] {
-		if req.Contains(fmt.Sprintf("Handoff %d", handoff)) {
+	for attempt := 1; ; attempt++ {
+		before, began := len(r.srv.Turns()), time.Now()
+		run()
+		turns := r.srv.Turns()
+		if len(turns) <= before {
+			r.t.Fatalf("the resumed run sent the model nothing:\n%s", r.srv.Digest())
+		}
+		for _, req := range turns[before:] {
+			if req.Contains(fmt.Sprintf("Handoff %d", handoff)) {
+				return
+			}
+		}
+		var starved []store.HookReceipt
+		for _, x := range r.receipts() {
+			if x.Event == "SessionStart" && outOfBudget(x) && !x.At.Before(began) {
+				starved = append(starved, x)
+			}
+		}
+		if len(starved) == 0 || attempt == 3 {
+			r.t.Errorf("no request of the resumed run carries ledger's resume context with handoff %d:\n%s\nreceipts: %+v",
+				handoff, r.srv.Digest(), r.receipts())
 			return
 		}
+		r.t.Logf("attempt %d: SessionStart ran out of its budget (%s): the resumed run again", attempt, starved[0].Detail)
+		r.excused = append(r.excused, starved...)
 	}
-	r.t.Errorf("no request of the resumed run carries ledger's resume context with handoff %d:\n%s", handoff, r.srv.Digest())
 }
 
 // auditOne is the session's one compaction, completed from the
@@ -272,10 +293,8 @@ func TestAgentGemini(t *testing.T) {
 	r.checkHandoffs(1) // for the compression, not one per turn
 	c := r.auditOne(session, "marramgrass")
 
-	before := len(r.srv.Turns())
-	r.runGemini("Carry on", "-r", "latest")
 	if c.HandoffID != nil {
-		r.resumeContextReached(before, *c.HandoffID)
+		r.resumedWithContext(*c.HandoffID, func() { r.runGemini("Carry on", "-r", "latest") })
 	}
 	r.checkReceipts(r.receipts())
 	r.checkHandoffs(1)
@@ -306,12 +325,12 @@ func TestAgentQwen(t *testing.T) {
 	r.checkHandoffs(1)
 	c := r.auditOne(session, "samphire")
 
-	before := len(r.srv.Turns())
-	if s := r.runQwen("Carry on", "-c"); s != session {
-		t.Errorf("the continued run is session %s, want %s", s, session)
-	}
 	if c.HandoffID != nil {
-		r.resumeContextReached(before, *c.HandoffID)
+		r.resumedWithContext(*c.HandoffID, func() {
+			if s := r.runQwen("Carry on", "-c"); s != session {
+				t.Errorf("the continued run is session %s, want %s", s, session)
+			}
+		})
 	}
 	r.checkReceipts(r.receipts())
 }
@@ -377,11 +396,11 @@ func TestAgentCopilot(t *testing.T) {
 		t.Fatalf("audit = %+v, want the preCompact hook's record with its handoff", rows)
 	}
 
-	before := len(r.srv.Turns())
-	if s := r.runCopilot("Carry on", "--continue"); s != session {
-		t.Errorf("the continued run is session %s, want %s", s, session)
-	}
-	r.resumeContextReached(before, *rows[0].HandoffID)
+	r.resumedWithContext(*rows[0].HandoffID, func() {
+		if s := r.runCopilot("Carry on", "--continue"); s != session {
+			t.Errorf("the continued run is session %s, want %s", s, session)
+		}
+	})
 	// On a busy machine Copilot CLI may end the run before its background
 	// compaction completes: then it records no summary, and neither can
 	// ledger.

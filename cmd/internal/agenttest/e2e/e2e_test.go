@@ -50,7 +50,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	ledgerBin = filepath.Join(dir, "ledger")
-	if err := ledgerbin.Build(ledgerBin); err != nil {
+	if b := os.Getenv("LEDGER_TEST_BIN"); b != "" {
+		ledgerBin = b
+	} else if err := ledgerbin.Build(ledgerBin); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -106,6 +108,9 @@ type agentRig struct {
 	gemini, qwen, copilot string
 	// The commands of the agents that take ledger's plugin file.
 	pi, opencode, kilo string
+	// excused are the receipts of runs that ran out of their budget on a
+	// busy machine and were run again (resumedWithContext).
+	excused []store.HookReceipt
 }
 
 // newAgentRig makes the rig for the agents named ("claude", "codex"):
@@ -289,13 +294,31 @@ func (r *agentRig) runCodex(prompt string) string {
 	return res.Stdout
 }
 
-// receipts are the hook receipts, oldest first.
+// receipts are the hook receipts, oldest first: the ledger's, and those
+// in the hook log file (a receipt the ledger could not take in time: a run
+// that ran out of its budget, say).
 func (r *agentRig) receipts() []store.HookReceipt {
 	r.t.Helper()
 	var out []store.HookReceipt
-	r.ledgerJSON(&out, "hooks", "log")
-	slices.SortFunc(out, func(a, b store.HookReceipt) int { return int(a.ID - b.ID) })
+	r.ledgerJSON(&out, "hooks", "log", "--limit", "0")
+	b, _ := os.ReadFile(filepath.Join(r.home, ".local", "state", "ledger", "hook.log"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if _, js, ok := strings.Cut(l, " receipt "); ok {
+			var x store.HookReceipt
+			if err := json.Unmarshal([]byte(js), &x); err != nil {
+				r.t.Fatalf("hook log line %q: %v", l, err)
+			}
+			out = append(out, x)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b store.HookReceipt) int { return a.At.Compare(b.At) })
 	return out
+}
+
+// outOfBudget tells whether a hook run ran out of its budget: the work cut
+// off (timeout), or failed at its deadline.
+func outOfBudget(x store.HookReceipt) bool {
+	return x.Outcome == store.OutcomeTimeout || x.Outcome == store.OutcomeFailed && strings.Contains(x.Detail, " spent after ")
 }
 
 // receiptsOf are the receipts of one event, oldest first.
@@ -316,9 +339,12 @@ func (r *agentRig) checkReceipts(all []store.HookReceipt) {
 	var b strings.Builder
 	for _, x := range all {
 		fmt.Fprintf(&b, "  %-12s %-8s %4d ms %-8s %s\n", x.Event, engine.ShortID(x.SessionID), x.MS, x.Outcome, x.Detail)
+		excused := slices.ContainsFunc(r.excused, func(e store.HookReceipt) bool { return e.Event == x.Event && e.At.Equal(x.At) })
 		switch x.Outcome {
 		case store.OutcomeFailed, store.OutcomeTimeout, store.OutcomeBlocked:
-			r.t.Errorf("%s hook: %s: %s", x.Event, x.Outcome, x.Detail)
+			if !excused {
+				r.t.Errorf("%s hook: %s: %s", x.Event, x.Outcome, x.Detail)
+			}
 		}
 	}
 	r.t.Logf("hook receipts:\n%s", b.String())
