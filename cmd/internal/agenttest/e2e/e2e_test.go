@@ -27,7 +27,10 @@ import (
 	"github.com/agentledger/ledger/store"
 )
 
-// ledgerBin is the ledger binary the agents' hooks run, built once.
+// ledgerBin is the ledger binary the agents' hooks run, built once, or
+// $LEDGER_TEST_BIN, as in cmd/ledger's tests (a build of another tree, or
+// a wrapper that slows the hooks down to see a test through a busy
+// machine's failures).
 var ledgerBin string
 
 // parallel is how many tests of this package run at once unless
