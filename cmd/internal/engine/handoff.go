@@ -108,9 +108,10 @@ type handoffDraft struct {
 	Doc       handoff.Doc            `json:"doc"`
 	Path      string                 `json:"path"`
 	Record    store.CompactionRecord `json:"record"`
-	// named is set when ledger named Path (not --out): the file then
+	// Named is set when ledger named Path (not --out): the file then
 	// goes to a free name beside it, never over a file (writeNewFile).
-	named bool
+	// A pending draft keeps it: its file may be written by the flush.
+	Named bool `json:"named,omitempty"`
 }
 
 // draftHandoff extracts the session's handoff from msgs, as of now.
@@ -147,7 +148,7 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 		Record: store.CompactionRecord{Source: req.Source, Trigger: req.Trigger, At: now, PreTokens: m.UsedTokens,
 			LogicalParent: point}}
 	if d.Path == "" {
-		d.named = true
+		d.Named = true
 		d.Path = defaultHandoffPath(st.Path(), sess.Project, sess.ID, now)
 		if fi, err := os.Stat(sess.Project); req.InProject && sess.Project != "" && err == nil && fi.IsDir() {
 			d.Path = InProjectHandoffPath(sess.Project, sess.ID, filepath.Base(d.Path))
@@ -168,7 +169,7 @@ func (e *Engine) draftHandoff(ctx context.Context, st *store.Store, sess store.S
 // storeHandoff stores a drafted handoff and its compaction record in one
 // transaction. With writeMD its Markdown file is written inside it (the
 // file exists exactly when its row does); without, the file is there
-// already (a pending handoff).
+// already (a pending handoff's, mostly: see flushPending).
 func storeHandoff(ctx context.Context, st *store.Store, d handoffDraft, writeMD bool) (Handoff, error) {
 	h := Handoff{Doc: d.Doc, Path: d.Path}
 	rec := d.Record
@@ -183,7 +184,7 @@ func storeHandoff(ctx context.Context, st *store.Store, d handoffDraft, writeMD 
 				return written, nil
 			}
 			p, err := d.Path, error(nil)
-			if d.named {
+			if d.Named {
 				p, err = writeNewFile(st, d.Path, []byte(d.Doc.Markdown))
 			} else {
 				err = writeFile(st, d.Path, []byte(d.Doc.Markdown))

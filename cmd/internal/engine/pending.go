@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,10 +19,11 @@ import (
 
 // A PreCompact hook that cannot write to the ledger in its budget (another
 // process holds the write lock) still writes the handoff: its Markdown
-// file first, in its usual place, and its row later. The row waits as a
-// draft in the pending folder beside the database, written atomically; the
-// next hook or ingest that can write stores it (flushPending), and resume
-// reads it meanwhile. forget removes a session's.
+// file now, in its usual place, and its row later. The row waits as a
+// draft in the pending folder beside the database, written atomically
+// before the file; the next hook or ingest that can write stores it
+// (flushPending), and resume reads it meanwhile. forget removes a
+// session's.
 
 // pendingDir is the pending folder of the ledger at dbPath.
 func pendingDir(dbPath string) string { return filepath.Join(filepath.Dir(dbPath), "pending") }
@@ -34,29 +36,55 @@ func pendingName(d handoffDraft) string {
 	return fmt.Sprintf("%s.%s.%d.%d.json", IDName(d.SessionID), d.Record.At.UTC().Format("20060102T150405Z"), time.Now().UnixNano(), os.Getpid())
 }
 
-// deferHandoff writes the draft's Markdown file (setting d.Path to where
-// it went: a name ledger chose is never a file's already) and keeps the
-// draft in the pending folder, both owner-only and atomically.
+// deferHandoff keeps the draft in the pending folder, then writes its
+// Markdown file (setting d.Path to where it went: a name ledger chose is
+// never a file's already), both owner-only and atomically. The draft goes
+// first: a hook run cut off between the two (its budget spent on a busy
+// machine, the process ended at its deadline) leaves what flushPending
+// needs to write the file itself, rather than a file with no row ever.
 func deferHandoff(st *store.Store, d *handoffDraft) (string, error) {
-	dbPath := st.Path()
-	if d.named {
-		p, err := writeNewFile(st, d.Path, []byte(d.Doc.Markdown))
-		if err != nil {
-			return "", fmt.Errorf("write handoff file: %w", err)
+	p := filepath.Join(pendingDir(st.Path()), pendingName(*d))
+	keep := func() error {
+		b, err := json.Marshal(d)
+		if err == nil {
+			err = writeFile(st, p, b)
 		}
-		d.Path, d.named = p, false
-	} else if err := writeFile(st, d.Path, []byte(d.Doc.Markdown)); err != nil {
-		return "", fmt.Errorf("write handoff file: %w", err)
+		if err != nil {
+			return fmt.Errorf("keep pending handoff: %w", err)
+		}
+		return nil
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
+	if err := keep(); err != nil {
 		return "", err
 	}
-	p := filepath.Join(pendingDir(dbPath), pendingName(*d))
-	if err := writeFile(st, p, b); err != nil {
-		return "", fmt.Errorf("keep pending handoff: %w", err)
+	if !d.Named {
+		if err := writeFile(st, d.Path, []byte(d.Doc.Markdown)); err != nil {
+			return "", fmt.Errorf("write handoff file: %w", err)
+		}
+		return p, nil
+	}
+	md, err := writeNewFile(st, d.Path, []byte(d.Doc.Markdown))
+	if err != nil {
+		return "", fmt.Errorf("write handoff file: %w", err)
+	}
+	if md != d.Path { // the name was taken: the draft says where the file went
+		d.Path = md
+		return p, keep()
 	}
 	return p, nil
+}
+
+// fileMissing tells whether the draft's Markdown file is still to be
+// written: the run that deferred it ended before it (deferHandoff). A file
+// at a name ledger chose that is not the draft's is another handoff's (the
+// draft's goes to a free name beside it); one at a name given (--out) is
+// left as it is.
+func fileMissing(st *store.Store, d handoffDraft) bool {
+	b, err := os.ReadFile(d.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	return err == nil && d.Named && !bytes.Equal(b, st.RedactFile([]byte(d.Doc.Markdown)))
 }
 
 // pendingDrafts lists the drafts of the ledger at dbPath, oldest first;
@@ -92,7 +120,8 @@ type pendingDraft struct {
 }
 
 // flushPending stores the pending handoffs whose session the ledger has,
-// oldest first, and reports how many it stored. One PreCompact can have
+// oldest first, and reports how many it stored, writing the Markdown file
+// of a draft whose run ended before it (deferHandoff). One PreCompact can have
 // fired several times: a draft of a compaction recorded already (the
 // record's debounce) is dropped, and its Markdown file removed when it is
 // not the stored handoff's. It stops at the first error (the write lock
@@ -105,12 +134,13 @@ func (e *Engine) flushPending(ctx context.Context, st *store.Store) (int, error)
 		} else if err != nil {
 			return n, err
 		}
-		h, err := storeHandoff(ctx, st, p.handoffDraft, false)
+		missing := fileMissing(st, p.handoffDraft)
+		h, err := storeHandoff(ctx, st, p.handoffDraft, missing)
 		if err != nil {
 			return n, err
 		}
 		if !h.Written {
-			if stored, err := st.Handoff(ctx, h.ID); err == nil && stored.Path != p.Path {
+			if stored, err := st.Handoff(ctx, h.ID); err == nil && stored.Path != p.Path && !missing {
 				os.Remove(p.Path)
 			}
 		} else {

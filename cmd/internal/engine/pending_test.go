@@ -77,3 +77,76 @@ func TestPendingHandoff(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingHandoffWhoseFileWasNotWritten: a PreCompact run cut off after
+// it kept its draft and before it wrote the Markdown file (its budget spent
+// on a busy machine) loses nothing: the flush writes the file and stores
+// the row. A file another wrote at the name meanwhile is left as it is, the
+// draft's going to a free name beside it.
+func TestPendingHandoffWhoseFileWasNotWritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const session = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
+	sess, err := st.Session(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := st.Messages(ctx, session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := func(note string) handoffDraft {
+		req := HandoffRequest{Trigger: "auto", Budget: handoff.DefaultBudget, Source: "hook", Note: note}
+		d, err := e.draftHandoff(ctx, st, sess, msgs, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Named {
+			t.Fatalf("a hook's draft has a name ledger chose, got %+v", d.Path)
+		}
+		if _, err := deferHandoff(st, &d); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(d.Path); err != nil { // the file the cut run never wrote
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := cut("keep the zebra plan")
+	if n, err := e.flushPending(ctx, st); n != 1 || err != nil {
+		t.Fatalf("flush stored %d (%v), want 1", n, err)
+	}
+	hs, _ := st.Handoffs(ctx, session, 0)
+	if b, err := os.ReadFile(first.Path); err != nil || len(hs) != 1 || hs[0].Path != first.Path || !strings.Contains(string(b), "keep the zebra plan") {
+		t.Fatalf("after the flush: handoffs %+v, file %s: %.80q (%v); want the draft's row and its file", hs, first.Path, b, err)
+	}
+
+	second := cut("then the okapi plan")
+	other := []byte("# notes someone else wrote here\n")
+	if err := os.WriteFile(second.Path, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.flushPending(ctx, st); n != 1 || err != nil {
+		t.Fatalf("flush stored %d (%v), want 1", n, err)
+	}
+	if b, _ := os.ReadFile(second.Path); string(b) != string(other) {
+		t.Errorf("the flush wrote over another's file at %s: %.80q", second.Path, b)
+	}
+	hs, _ = st.Handoffs(ctx, session, 0)
+	var stored string
+	for _, h := range hs {
+		if h.Path != first.Path {
+			stored = h.Path
+		}
+	}
+	if b, err := os.ReadFile(stored); err != nil || stored == second.Path || !strings.Contains(string(b), "then the okapi plan") {
+		t.Errorf("the second draft stored at %q (%v), want a free name beside %s with its text", stored, err, second.Path)
+	}
+	if left := pendingDrafts(st.Path(), ""); len(left) != 0 {
+		t.Errorf("%d drafts left pending", len(left))
+	}
+}
