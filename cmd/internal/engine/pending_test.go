@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentledger/ledger/compact"
 	"github.com/agentledger/ledger/handoff"
+	"github.com/agentledger/ledger/store"
 )
 
 // TestPendingHandoff follows a handoff a PreCompact hook could not store:
@@ -17,19 +19,8 @@ import (
 func TestPendingHandoff(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e, st := openEngine(t)
-	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	const session = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
-	sess, err := st.Session(ctx, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := st.Messages(ctx, session, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, st, sess, msgs := sampleSession(t)
+	session := sess.ID
 	req := HandoffRequest{Trigger: "auto", Budget: handoff.DefaultBudget, Source: "hook", Once: true, Note: "keep the zebra plan"}
 	draft := func(out string) handoffDraft {
 		req.Out = filepath.Join(t.TempDir(), out)
@@ -86,19 +77,8 @@ func TestPendingHandoff(t *testing.T) {
 func TestPendingHandoffWhoseFileWasNotWritten(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e, st := openEngine(t)
-	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	const session = "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57"
-	sess, err := st.Session(ctx, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := st.Messages(ctx, session, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, st, sess, msgs := sampleSession(t)
+	session := sess.ID
 	cut := func(note string) handoffDraft {
 		req := HandoffRequest{Trigger: "auto", Budget: handoff.DefaultBudget, Source: "hook", Note: note}
 		d, err := e.draftHandoff(ctx, st, sess, msgs, req)
@@ -149,4 +129,24 @@ func TestPendingHandoffWhoseFileWasNotWritten(t *testing.T) {
 	if left := pendingDrafts(st.Path(), ""); len(left) != 0 {
 		t.Errorf("%d drafts left pending", len(left))
 	}
+}
+
+// sampleSession is an engine on a ledger of the sample transcripts, and
+// the sample's Claude Code session with its messages.
+func sampleSession(t *testing.T) (*Engine, *store.Store, store.Session, []compact.Message) {
+	t.Helper()
+	ctx := context.Background()
+	e, st := openEngine(t)
+	if _, err := e.Ingest(ctx, []string{sampleDir(t)}, IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Session(ctx, "7c1d9e42-5b8a-4f61-9d3e-2a6b8c0f1e57")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := st.Messages(ctx, sess.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, st, sess, msgs
 }
