@@ -40,7 +40,15 @@ func Server(t testing.TB) string {
 // t ends, and returns its URL.
 func URL(t testing.TB) string {
 	t.Helper()
-	return create(t, "template0")
+	return create(t, "template0", "")
+}
+
+// URLInCLocale creates an empty database as URL does, with the C locale
+// (LC_COLLATE and LC_CTYPE C, as initdb makes a cluster's when no locale
+// is set), whatever the server's default.
+func URLInCLocale(t testing.TB) string {
+	t.Helper()
+	return create(t, "template0", ` LC_COLLATE 'C' LC_CTYPE 'C'`)
 }
 
 // template is a database made once per test process, that others are
@@ -72,7 +80,7 @@ func Migrated(t testing.TB, key string, prepare func(url string) error) string {
 	if tm.err != nil {
 		t.Fatalf("make the template database: %v", tm.err)
 	}
-	return create(t, tm.name)
+	return create(t, tm.name, "")
 }
 
 // makeTemplate creates a database, has prepare fill it, and returns its
@@ -129,7 +137,7 @@ func dropStaleTemplates(ctx context.Context, admin *sql.DB) {
 
 // create creates a database for t as a copy of the template database
 // from, dropped when t ends, and returns its URL.
-func create(t testing.TB, from string) string {
+func create(t testing.TB, from, locale string) string {
 	t.Helper()
 	server := Server(t)
 	u, err := url.Parse(server)
@@ -143,7 +151,7 @@ func create(t testing.TB, from string) string {
 	}
 	defer admin.Close()
 	ctx := context.Background()
-	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+from+` ENCODING 'UTF8'`); err != nil {
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+from+` ENCODING 'UTF8'`+locale); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
 	t.Cleanup(func() {
