@@ -110,9 +110,8 @@ func TestHostileSessionIDsChooseNoPath(t *testing.T) {
 	}
 	// The ledger locked, each PreCompact leaves its handoff pending (at
 	// once, all waiting out one budget). A run that a busy machine kept
-	// past its budget (its receipt says timeout) may have ended between
-	// the handoff's file and its draft: it proves nothing about names, and
-	// runs again.
+	// past its budget (its receipt says so) may have ended before it kept
+	// its draft: it proves nothing about names, and runs again.
 	lock := holdWriteLock(t, db)
 	pendingOf := func(id string) []string {
 		pending, _ := filepath.Glob(filepath.Join(home, "pending", engine.IDName(id)+".*.json"))
