@@ -205,8 +205,7 @@ func (r *agentRig) deferred(session string) bool {
 // id. A run whose SessionStart hook ran out of its budget (a machine too
 // busy to run it in time: outOfBudget) injected nothing, as a
 // hook that fails open should: such a run proves nothing about the
-// context, and runs again, twice at most; its receipt is excused from
-// checkReceipts.
+// context, and runs again, twice at most.
 func (r *agentRig) resumedWithContext(handoff int64, run func()) {
 	r.t.Helper()
 	for attempt := 1; ; attempt++ {
@@ -221,19 +220,13 @@ func (r *agentRig) resumedWithContext(handoff int64, run func()) {
 				return
 			}
 		}
-		var starved []store.HookReceipt
-		for _, x := range r.receipts() {
-			if x.Event == "SessionStart" && outOfBudget(x) && !x.At.Before(began) {
-				starved = append(starved, x)
-			}
-		}
+		starved := r.starvedSince("SessionStart", began)
 		if len(starved) == 0 || attempt == 3 {
 			r.t.Errorf("no request of the resumed run carries ledger's resume context with handoff %d:\n%s\nreceipts: %+v",
 				handoff, r.srv.Digest(), r.receipts())
 			return
 		}
 		r.t.Logf("attempt %d: SessionStart ran out of its budget (%s): the resumed run again", attempt, starved[0].Detail)
-		r.excused = append(r.excused, starved...)
 	}
 }
 
@@ -525,7 +518,7 @@ func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt 
 	}
 	r.checkSession(agent, session, "write", "tides.md")
 
-	before := len(r.srv.Turns())
+	before, began := len(r.srv.Turns()), time.Now()
 	if s := run("Add b.txt", "-c"); s != session {
 		t.Errorf("the continued run is session %s, want %s", s, session)
 	}
@@ -533,8 +526,15 @@ func (r *agentRig) openCodeCompactAndResume(agent, word string, run func(prompt 
 		t.Errorf("b.txt = %q, %v", b, err)
 	}
 	turns := r.srv.Turns()
+	// A SessionStart that a busy machine kept past its budget injected
+	// nothing, as it should; the run, which also compacts, is not run
+	// again: the context at its start is then not checked.
 	if len(turns) <= before || !turns[before].Contains("<ledger-record") || !turns[before].Contains("Session "+session+" ("+agent+")") {
-		t.Errorf("the continued run's first request does not carry ledger's resume context of session %s:\n%s", session, r.srv.Digest())
+		if starved := r.starvedSince("SessionStart", began); len(starved) > 0 {
+			t.Logf("SessionStart ran out of its budget (%s): the resume context at the continued run's start is not checked", starved[0].Detail)
+		} else {
+			t.Errorf("the continued run's first request does not carry ledger's resume context of session %s:\n%s", session, r.srv.Digest())
+		}
 	}
 	r.openCodeCompacted(agent, session, word)
 }
