@@ -23,7 +23,7 @@ BEGIN
         WHERE collname IN ('und-x-icu', 'C.utf8', 'C.UTF-8') AND collencoding IN (-1, 6)
         ORDER BY collname <> 'und-x-icu' LIMIT 1;
     IF coll IS NULL THEN
-        RAISE NOTICE 'ledger: no Unicode collation on this server (und-x-icu, C.utf8): words with non-ASCII letters are split in the text indexes';
+        RAISE WARNING 'ledger: no Unicode collation on this server (und-x-icu, C.utf8): words with non-ASCII letters are split in the text indexes';
         RETURN;
     END IF;
     FOR t IN SELECT * FROM (VALUES ('messages', 'text'), ('handoffs', 'markdown'), ('compactions', 'summary'), ('notes', 'text')) AS v(tab, col) LOOP
