@@ -158,9 +158,10 @@ func (r *agentRig) checkSession(agent, session, tool, file string) sessionRow {
 	r.t.Helper()
 	sess := r.sessions()
 	if len(sess) == 1 && sess[0].Messages < 3 && r.deferred(session) {
-		// A hook whose budget ran out leaves the rest of the transcript
-		// to the next read, as a user's next session start or ingest
-		// makes it (a loaded machine): make that read.
+		// A hook whose budget ran out, or that the agent did not wait
+		// for, leaves the rest of the transcript to the next read, as a
+		// user's next session start or ingest makes it (a loaded
+		// machine): make that read.
 		if res := r.ledger("ingest"); res.code != 0 {
 			r.t.Fatalf("ledger ingest: exit %d: %s", res.code, res.stderr)
 		}
@@ -187,17 +188,26 @@ func (r *agentRig) checkSession(agent, session, tool, file string) sessionRow {
 }
 
 // deferred reports whether a hook of session left part of its work for
-// later (its budget ran out while reading), and logs those receipts.
+// later (deferred, or out of its budget), or none of its Stop hooks has
+// left a receipt (the agent ended the run before its hook at the turn's
+// end was through: OpenCode on a busy machine), and logs why.
 func (r *agentRig) deferred(session string) bool {
 	r.t.Helper()
-	var any bool
+	var any, stopped bool
 	for _, x := range r.receipts() {
-		if x.SessionID == session && x.Outcome == store.OutcomeDeferred {
-			r.t.Logf("%s hook deferred: %s", x.Event, x.Detail)
+		if x.SessionID != session {
+			continue
+		}
+		stopped = stopped || x.Event == "Stop"
+		if x.Outcome == store.OutcomeDeferred || outOfBudget(x) {
+			r.t.Logf("%s hook left work for later: %s", x.Event, x.Detail)
 			any = true
 		}
 	}
-	return any
+	if !stopped {
+		r.t.Logf("no Stop hook of session %s left a receipt", session)
+	}
+	return any || !stopped
 }
 
 // resumedWithContext runs a resumed (or continued) run and asserts that
