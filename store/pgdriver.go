@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -173,6 +174,24 @@ type pgConn struct {
 	answer   time.Duration
 	redactor *secrets.Redactor
 	used     time.Time // when it connected, or was last reset for reuse
+	// copying, when set, is closed once the copy in flight (copyFrom)
+	// has ended, with copyErr.
+	copying chan struct{}
+	copyErr error
+}
+
+// settle waits for the copy in flight, if any, and returns its error:
+// whatever uses the connection next settles it first, so that the server
+// takes in a batch of rows while the client reads the next.
+func (p *pgConn) settle() error {
+	if p.copying == nil {
+		return nil
+	}
+	<-p.copying
+	p.copying = nil
+	err := p.copyErr
+	p.copyErr = nil
+	return err
 }
 
 // answerWaitKey is the context key of a statement's own answer wait (see
@@ -216,6 +235,9 @@ func (p *pgConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (p *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	bctx, d, cancel := p.bound(ctx)
 	defer cancel()
 	st, err := p.c.PrepareContext(bctx, query)
@@ -225,7 +247,10 @@ func (p *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 	return pgStmt{st, p, writes(query)}, nil
 }
 
-func (p *pgConn) Close() error { return p.c.Close() }
+func (p *pgConn) Close() error {
+	p.settle()
+	return p.c.Close()
+}
 
 func (p *pgConn) Begin() (driver.Tx, error) {
 	return p.BeginTx(context.Background(), driver.TxOptions{})
@@ -234,6 +259,9 @@ func (p *pgConn) Begin() (driver.Tx, error) {
 // BeginTx begins a transaction on pgx directly: stdlib's would commit
 // with the context of its begin, whose deadline is long gone by then.
 func (p *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	if p.c.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
 	}
@@ -267,8 +295,20 @@ type pgTx struct {
 	p  *pgConn
 }
 
-func (t pgTx) Commit() error   { return t.end(t.tx.Commit) }
-func (t pgTx) Rollback() error { return t.end(t.tx.Rollback) }
+// Commit commits, once the copy in flight is in; a failed copy aborted
+// the transaction, which is rolled back.
+func (t pgTx) Commit() error {
+	if err := t.p.settle(); err != nil {
+		t.end(t.tx.Rollback)
+		return err
+	}
+	return t.end(t.tx.Commit)
+}
+
+func (t pgTx) Rollback() error {
+	t.p.settle()
+	return t.end(t.tx.Rollback)
+}
 
 func (t pgTx) end(f func(context.Context) error) error {
 	ctx := context.Background()
@@ -278,6 +318,9 @@ func (t pgTx) end(f func(context.Context) error) error {
 }
 
 func (p *pgConn) Ping(ctx context.Context) error {
+	if err := p.settle(); err != nil {
+		return err
+	}
 	bctx, d, cancel := p.bound(ctx)
 	defer cancel()
 	// stdlib calls every failed ping a bad connection, which database/sql
@@ -291,6 +334,9 @@ func (p *pgConn) ResetSession(ctx context.Context) error {
 	// statement of a short process waited on a ping of the connection the
 	// one before had just used. Idle here counts from the connection's
 	// start.
+	if err := p.settle(); err != nil {
+		return driver.ErrBadConn
+	}
 	now := time.Now()
 	if now.Sub(p.used) < time.Second {
 		p.used = now
@@ -311,8 +357,17 @@ func (p *pgConn) CheckNamedValue(nv *driver.NamedValue) error {
 	}
 	return p.c.CheckNamedValue(nv)
 }
-func (p *pgConn) IsValid() bool { return !p.c.Conn().IsClosed() }
+func (p *pgConn) IsValid() bool {
+	if p.settle() != nil {
+		return false
+	}
+	return !p.c.Conn().IsClosed()
+}
+
 func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	a := pgArgs(redactArgs(p.redactor, writes(query), args))
 	bctx, d, cancel := p.bound(ctx)
 	defer cancel()
@@ -321,6 +376,9 @@ func (p *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (p *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := p.settle(); err != nil {
+		return nil, err
+	}
 	a := pgArgs(redactArgs(p.redactor, writes(query), args))
 	bctx, d, cancel := p.bound(ctx)
 	rows, err := p.c.QueryContext(bctx, query, a)
@@ -379,6 +437,9 @@ type pgStmt struct {
 }
 
 func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if err := s.p.settle(); err != nil {
+		return nil, err
+	}
 	bctx, d, cancel := s.p.bound(ctx)
 	defer cancel()
 	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(bctx, pgArgs(redactArgs(s.p.redactor, s.write, args)))
@@ -386,6 +447,9 @@ func (s pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driv
 }
 
 func (s pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if err := s.p.settle(); err != nil {
+		return nil, err
+	}
 	bctx, d, cancel := s.p.bound(ctx)
 	rows, err := s.Stmt.(driver.StmtQueryContext).QueryContext(bctx, pgArgs(redactArgs(s.p.redactor, s.write, args)))
 	if err != nil {
@@ -414,25 +478,61 @@ func pgArgs(args []driver.NamedValue) []driver.NamedValue {
 // copyFrom copies rows into table (COPY ... FROM STDIN) within the answer
 // wait, redacted as every write of the connection is: verbatim values go
 // as they are, any other string with its secrets replaced, bools as 0 and
-// 1 (see pgArgs).
+// 1 (see pgArgs). Where the client computes the table's tsvector
+// (pgClientTSV), it is copied too, made from the text as it is stored:
+// with its secrets replaced.
+//
+// The copy goes on while the caller reads on, each row made as the copy
+// takes it in; whatever uses the connection next waits for it and fails
+// with its error (settle). rows are the copy's from then on.
 func (p *pgConn) copyFrom(ctx context.Context, table string, columns []string, rows [][]any) error {
-	out := make([][]any, len(rows))
+	if err := p.settle(); err != nil {
+		return err
+	}
+	tsvOf := -1
+	if col, ok := pgClientTSV[table]; ok {
+		tsvOf = slices.Index(columns, col)
+	}
+	copied := columns
+	if tsvOf >= 0 {
+		copied = append(slices.Clip(columns), "tsv")
+	}
 	args := make([]driver.NamedValue, len(columns))
-	for i, row := range rows {
+	next := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if next == len(rows) {
+			return nil, nil
+		}
+		row := rows[next]
+		next++
 		if len(row) != len(columns) {
-			return fmt.Errorf("copy into %s: %d values for %d columns", table, len(row), len(columns))
+			return nil, fmt.Errorf("%d values for %d columns", len(row), len(columns))
 		}
 		for j, v := range row {
 			args[j] = driver.NamedValue{Ordinal: j + 1, Value: v}
 		}
-		vals := make([]any, len(row))
+		vals := make([]any, len(row), len(copied))
 		for j, a := range pgArgs(redactArgs(p.redactor, true, args)) {
 			vals[j] = a.Value
 		}
-		out[i] = vals
-	}
+		if tsvOf >= 0 {
+			text, ok := vals[tsvOf].(string)
+			if !ok {
+				return nil, fmt.Errorf("%s is %T, not text", columns[tsvOf], vals[tsvOf])
+			}
+			vals = append(vals, pgTSVector(text))
+		}
+		return vals, nil
+	})
 	bctx, d, cancel := p.bound(ctx)
-	defer cancel()
-	_, err := p.c.Conn().CopyFrom(bctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(out))
-	return silent(ctx, bctx, d, err)
+	done := make(chan struct{})
+	p.copying = done
+	go func() {
+		defer close(done)
+		defer cancel()
+		if _, err := p.c.Conn().CopyFrom(bctx, pgx.Identifier{table}, copied, src); err != nil {
+			p.copyErr = fmt.Errorf("copy into %s: %w", table, silent(ctx, bctx, d, err))
+		}
+	}()
+	return nil
 }

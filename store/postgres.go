@@ -264,11 +264,21 @@ func (postgresDialect) beginIngest(ctx context.Context, db *sqlx.DB) (*sqlx.Tx, 
 type pgCopier struct{ conn *sqlx.Conn }
 
 // reserveIDs takes n ids of table's identity column: rows copied in carry
-// their own, as INSERT's RETURNING would have told them.
+// their own, as INSERT's RETURNING would have told them. They are taken
+// at once, the sequence moved past them in one step (a nextval each was
+// 3 ms a batch of the server's time): no other writer takes an id
+// meanwhile, for every write to the ledger holds the advisory write lock
+// (beginWrite), as this ingest's does.
 func (c pgCopier) reserveIDs(ctx context.Context, table string, n int) ([]int64, error) {
-	var ids []int64
-	err := c.conn.SelectContext(ctx, &ids, `SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)`, table, n)
-	return ids, err
+	var last int64
+	if err := c.conn.GetContext(ctx, &last, `SELECT setval(s, nextval(s) + $2 - 1) FROM pg_get_serial_sequence($1, 'id') AS s`, table, n); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = last - int64(n-1-i)
+	}
+	return ids, nil
 }
 
 func (c pgCopier) copyRows(ctx context.Context, table string, columns []string, rows [][]any) error {

@@ -205,6 +205,18 @@ func TestCopyRedacted(t *testing.T) {
 	if !strings.Contains(rows, "the key is [REDACTED:") || !strings.Contains(rows, "deploy with [REDACTED:") {
 		t.Errorf("the copied rows are not there, redacted:\n%s", rows)
 	}
+	// The tsvector copied with them is the redacted text's: no word of a
+	// secret is found.
+	for _, sec := range []string{gh, aws} {
+		var n int
+		if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM messages WHERE tsv @@ to_tsquery('simple', $1)`,
+			ParseQuery(sec).render(tsSyntax, true)); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("%d messages are found by the words of %.12s...", n, sec)
+		}
+	}
 }
 
 // TestVerbatimWithoutRedaction: a store that does not redact writes every

@@ -625,7 +625,7 @@ func (w *Writer) flushCopy(ctx context.Context) error {
 		return fmt.Errorf("copy messages: %w", err)
 	}
 	b.sent += len(b.rows)
-	b.rows, b.at = b.rows[:0], nil
+	b.rows, b.at = nil, nil // the copy's now
 	return nil
 }
 

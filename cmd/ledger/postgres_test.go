@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unicode"
 
 	"github.com/agentledger/ledger/store/pgtest"
 	"github.com/agentledger/ledger/store/storetest"
@@ -228,6 +229,80 @@ func TestSearchParity(t *testing.T) {
 	}
 	if found < len(parityQueries)*3/4 {
 		t.Errorf("only %d of %d queries found anything: the parity says little", found, len(parityQueries))
+	}
+}
+
+// TestRareWordsParity: the corpus's messages reach the team ledger with
+// the tsvector the server would have made of each (the client makes it,
+// store/pgtsv.go), and a word only one message holds, made of letters and
+// digits (an id, a hash, a version: what people search a ledger for, and
+// where the server's parser splits words its own way: 81e0c76 is 81e0 and
+// c76), finds that message's session on SQLite and on PostgreSQL.
+func TestRareWordsParity(t *testing.T) {
+	t.Parallel()
+	url := corpusPG(t)
+	home := t.TempDir()
+	local := corpusFile(t, filepath.Join(home, "local.db"))
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var all, differ int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE tsv IS DISTINCT FROM ledger_text_tsv(text)) FROM messages`).Scan(&all, &differ); err != nil {
+		t.Fatal(err)
+	}
+	if all < 1000 || differ != 0 {
+		t.Errorf("%d of the corpus's %d messages have a tsvector the server would not have made", differ, all)
+	}
+	rows, err := db.Query(`SELECT session_id, text FROM messages ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, session := map[string]int{}, map[string]string{}
+	for rows.Next() {
+		var sid, text string
+		if err := rows.Scan(&sid, &text); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if len(w) >= 6 && !seen[w] && strings.ContainsAny(w, "0123456789") && strings.ContainsAny(w, "abcdefghijklmnopqrstuvwxyz") &&
+				strings.Trim(w, "0123456789abcdefghijklmnopqrstuvwxyz") == "" {
+				seen[w] = true
+				held[w]++
+				session[w] = sid
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	var rare []string
+	for w, n := range held {
+		if n == 1 {
+			rare = append(rare, w)
+		}
+	}
+	slices.Sort(rare)
+	if len(rare) < 40 {
+		t.Fatalf("the corpus has %d rare words of letters and digits, want 40 or more", len(rare))
+	}
+	step := len(rare) / 40
+	for i := 0; i < len(rare); i += step {
+		w := rare[i]
+		for _, ledgerDB := range []string{local, url} {
+			r := ledgerEnv(t, home, nil, "--db", ledgerDB, "search", "--json", "--limit", "50", w)
+			if r.code != 0 {
+				t.Fatalf("search %q on %s: %s", w, ledgerDB, r.stderr)
+			}
+			var hits []struct{ Session string }
+			decodeJSON(t, r.stdout, &hits)
+			if !slices.ContainsFunc(hits, func(h struct{ Session string }) bool { return h.Session == session[w] }) {
+				t.Errorf("search %q on %s: %d hits, none in session %s, whose message holds it", w, ledgerDB, len(hits), session[w])
+			}
+		}
 	}
 }
 

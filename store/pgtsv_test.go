@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"github.com/agentledger/ledger/compact"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentledger/ledger/store/pgtest"
+	"github.com/agentledger/ledger/store/secrets/secretstest"
+)
+
+// TestTSVectorAsTheServerMadeIt: the tsvector the client copies with a
+// message is the one the server made before migration 00010
+// (ledger_text_tsv, its generated column's expression), on a database in
+// a UTF-8 locale and on one in the C locale: the same words, positions
+// and limits (words of over 2,046 bytes left out without a position, at
+// most 255 positions a word, none past 16,383, the first 400,000
+// characters only), a number with an exponent cut from what follows it.
+func TestTSVectorAsTheServerMadeIt(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 2048)
+	texts := []string{
+		"",
+		"  ...  ",
+		"Fix the flaky test in pkg/auth/session_store.go (line 42); see README.md",
+		"the cat and the hat and the bat",
+		"Émile ÉCOLE ǅemal straße 日本語 テキスト mañana ΩMEGA Ωmega “quoted” — dashed ٣",
+		"keep " + long + " out, " + long[:2047] + " out, but " + long[:2046] + " in",
+		strings.Repeat("again ", 300) + "done",
+		strings.Repeat("w ", 16500) + "late late tail",
+		strings.Repeat("é ", 200_001) + "cut",
+		"tab\tnew\nline\r\nCRLF",
+		"commit 81e0c76 and 12e2d10 12E2x 3e4f5e6 1ee2 12e 69000e1e 0x1e5 12e2٣ e5",
+		"deja\u0301 vu, ok\u2764\ufe0f done",
+	}
+	dbs := map[string]string{"utf8": pgtest.URL(t), "C": pgtest.URLInCLocale(t)}
+	for name, url := range dbs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s, err := Open(ctx, url, WithLocalPath(filepath.Join(t.TempDir(), "ledger.db")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, text := range texts {
+				mine := pgTSVector(text)
+				var same bool
+				var theirs string
+				if err := s.db.QueryRowContext(ctx, `SELECT ledger_text_tsv($1) = CAST($2 AS tsvector), left(CAST(ledger_text_tsv($1) AS text), 300)`,
+					text, mine.String()).Scan(&same, &theirs); err != nil {
+					t.Fatal(err)
+				}
+				if !same {
+					t.Errorf("text %.60q: client %.300s, server %s", text, mine.String(), theirs)
+				}
+			}
+		})
+	}
+}
+
+// TestTSVectorOfEveryWrite: every way a message reaches a team ledger
+// leaves the tsvector its stored (redacted) text has: copied in with a
+// new session, inserted into a session the ledger holds, and its text
+// changed; a secret's words are in none.
+func TestTSVectorOfEveryWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openPG(t)
+	start := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	secret := secretstest.Kinds()[4].Value
+	texts := []string{"first words token " + secret, "second words", "third words " + secret}
+	i := 0
+	next := func() string { i++; return texts[(i-1)%len(texts)] }
+	writeWords(t, ctx, s, "s1", "m", start, 3, 1, next)                // a new session: copied
+	writeWords(t, ctx, s, "s1", "n", start.Add(time.Hour), 3, 1, next) // a session the ledger holds: inserted
+	check := func(when string) {
+		t.Helper()
+		var n, wrong, leaked int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE tsv IS DISTINCT FROM ledger_text_tsv(text)),
+			count(*) FILTER (WHERE tsv @@ to_tsquery('simple', $1)) FROM messages`, strings.ToLower(secret)).Scan(&n, &wrong, &leaked); err != nil {
+			t.Fatal(err)
+		}
+		if n != 6 || wrong != 0 || leaked != 0 {
+			t.Errorf("%s: %d messages, %d with a tsvector not their text's, %d with the secret's word", when, n, wrong, leaked)
+		}
+	}
+	check("written")
+	if _, err := s.db.ExecContext(ctx, `UPDATE messages SET text = 'rewritten words' WHERE id = (SELECT min(id) FROM messages)`); err != nil {
+		t.Fatal(err)
+	}
+	check("a text changed")
+	res, err := s.Search(ctx, SearchOptions{Query: ParseQuery("rewritten"), Limit: 5})
+	if err != nil || len(res.Hits) != 1 {
+		t.Errorf("search rewritten = %+v (%v), want the changed message", res.Hits, err)
+	}
+}
+
+func BenchmarkTSVector(b *testing.B) {
+	text := strings.Repeat("Fix the flaky test in pkg/auth/session_store.go: the deadline of 30s (see 81e0c76) was too short. ", 4)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		pgTSVector(text)
+	}
+}
+
+// TestFailedCopyLosesNothing: a copy goes on while the writer reads on;
+// one the server refuses (here a row whose id another row has) fails
+// whatever comes next with its error, its transaction is rolled back with
+// the rows written before it, and the connection serves the next write.
+func TestFailedCopyLosesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openPG(t)
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	w, err := s.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Rollback()
+	if _, err := w.AddMessage(ctx, compact.Message{UUID: "u1", SessionID: "s-fail", Role: compact.RoleUser, Time: at,
+		Blocks: []compact.Block{{Kind: compact.BlockText, Text: "kept only if all is"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.copied.rows) != 1 {
+		t.Fatalf("the message was not put to copy: %+v", w.copied)
+	}
+	id := w.copied.rows[0][0]
+	if err := w.flushCopy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	row := []any{id, "s-fail", "u2", "", int64(2), "user", "text", "", "the same id", nil, at,
+		"", "", nil, nil, nil, nil, false, false, false, ""}
+	if err := w.copied.copier.copyRows(ctx, "messages", copyColumns, [][]any{row}); err != nil {
+		t.Fatalf("the copy is under way, its error is for later: %v", err)
+	}
+	err = w.Commit(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "copy into messages") || !strings.Contains(err.Error(), "duplicate key") {
+		t.Fatalf("commit after a refused copy = %v, want the copy's error", err)
+	}
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM messages`); err != nil || n != 0 {
+		t.Errorf("%d messages stored (%v), want none: the transaction is rolled back", n, err)
+	}
+	writeWords(t, ctx, s, "s-next", "m", at, 3, 1, func() string { return "next" })
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM messages`); err != nil || n != 3 {
+		t.Errorf("%d messages after the next write (%v), want 3", n, err)
+	}
+}
