@@ -595,6 +595,12 @@ func TestAgentClaudeCompactAndResume(t *testing.T) {
 		t.Errorf("no SessionStart receipt injected the resume context")
 	}
 
+	// The user moves to another branch before resuming. The resumed
+	// session's history holds the contexts of its earlier SessionStarts
+	// (Claude Code replays them): only the resume's own can say so.
+	if out, err := exec.Command("git", "-C", r.proj, "checkout", "-q", "-b", "ebb").CombinedOutput(); err != nil {
+		t.Fatalf("git checkout: %v: %s", err, out)
+	}
 	before := len(r.srv.Turns())
 	r.runClaude(nil, "Carry on", "--resume", first.SessionID)
 	turns := r.srv.Turns()
@@ -602,8 +608,9 @@ func TestAgentClaudeCompactAndResume(t *testing.T) {
 		t.Fatalf("the resumed run sent the model nothing:\n%s", r.srv.Digest())
 	}
 	next := turns[before]
-	if !next.Contains("SessionStart hook additional context: <ledger-record") || !next.Contains(fmt.Sprintf("Handoff %d", *c.HandoffID)) {
-		t.Errorf("the resumed run's first request does not carry ledger's resume context with handoff %d:\n%s", *c.HandoffID, r.srv.Digest())
+	if !next.Contains("SessionStart hook additional context: <ledger-record") || !next.Contains(fmt.Sprintf("Handoff %d", *c.HandoffID)) ||
+		!next.Contains("the branch is now ebb (the handoff was written on main)") {
+		t.Errorf("the resumed run's first request does not carry the resume's context (handoff %d, the branch moved to ebb):\n%s", *c.HandoffID, r.srv.Digest())
 	}
 	r.checkReceipts(r.receipts())
 	// The context ledger injected is Claude Code's attachment, not the
