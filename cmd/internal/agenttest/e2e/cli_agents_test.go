@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -219,6 +220,14 @@ func (r *agentRig) deferred(session string) bool {
 func (r *agentRig) resumedWithContext(handoff int64, run func()) {
 	r.t.Helper()
 	for attempt := 1; ; attempt++ {
+		// The user moves to another branch before resuming: the resumed
+		// session's history may hold the contexts of its earlier
+		// SessionStarts, and only the resume's own can say so.
+		branch := fmt.Sprintf("resume-%d", attempt)
+		if out, err := exec.Command("git", "-C", r.proj, "checkout", "-q", "-b", branch).CombinedOutput(); err != nil {
+			r.t.Fatalf("git checkout: %v: %s", err, out)
+		}
+		moved := "the branch is now " + branch + " ("
 		before, began := len(r.srv.Turns()), time.Now()
 		run()
 		turns := r.srv.Turns()
@@ -226,14 +235,14 @@ func (r *agentRig) resumedWithContext(handoff int64, run func()) {
 			r.t.Fatalf("the resumed run sent the model nothing:\n%s", r.srv.Digest())
 		}
 		for _, req := range turns[before:] {
-			if req.Contains(fmt.Sprintf("Handoff %d", handoff)) {
+			if req.Contains(fmt.Sprintf("Handoff %d", handoff)) && req.Contains(moved) {
 				return
 			}
 		}
 		starved := r.starvedSince("SessionStart", began)
 		if len(starved) == 0 || attempt == 3 {
-			r.t.Errorf("no request of the resumed run carries ledger's resume context with handoff %d:\n%s\nreceipts: %+v",
-				handoff, r.srv.Digest(), r.receipts())
+			r.t.Errorf("no request of the resumed run carries the resume's context (handoff %d, %s...):\n%s\nreceipts: %+v",
+				handoff, moved, r.srv.Digest(), r.receipts())
 			return
 		}
 		r.t.Logf("attempt %d: SessionStart ran out of its budget (%s): the resumed run again", attempt, starved[0].Detail)
