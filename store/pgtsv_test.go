@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"github.com/agentledger/ledger/compact"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,39 @@ func TestFailedCopyLosesNothing(t *testing.T) {
 	writeWords(t, ctx, s, "s-next", "m", at, 3, 1, func() string { return "next" })
 	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM messages`); err != nil || n != 3 {
 		t.Errorf("%d messages after the next write (%v), want 3", n, err)
+	}
+}
+
+// TestCopiesWhileTheWriterReadsOn: a write of several copy batches, whose
+// rows the copy makes (redacted, with their tsvectors) while the writer
+// prepares the next ones, stores every message once, each with its
+// text's tsvector and no word of a secret (run with -race: the two share
+// the redactor).
+func TestCopiesWhileTheWriterReadsOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openPG(t)
+	secret := secretstest.Kinds()[3].Value
+	n := 2*copyBatch + 100
+	i := 0
+	writeWords(t, ctx, s, "s-batches", "m", time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), n, 1, func() string {
+		i++
+		if i%100 == 0 {
+			return fmt.Sprintf("word%d key %s", i, secret)
+		}
+		return fmt.Sprintf("word%d", i)
+	})
+	var count, wrong, leaked int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE tsv IS DISTINCT FROM ledger_text_tsv(text)),
+		count(*) FILTER (WHERE tsv @@ to_tsquery('simple', $1) OR strpos(text, $2) > 0) FROM messages`,
+		ParseQuery(secret).render(tsSyntax, true), secret).Scan(&count, &wrong, &leaked); err != nil {
+		t.Fatal(err)
+	}
+	if count != n || wrong != 0 || leaked != 0 {
+		t.Errorf("%d messages (want %d), %d with a tsvector not their text's, %d holding the secret", count, n, wrong, leaked)
+	}
+	res, err := s.Search(ctx, SearchOptions{Query: ParseQuery(fmt.Sprintf("word%d", n-1)), Limit: 5})
+	if err != nil || len(res.Hits) != 1 {
+		t.Errorf("the last batch's message: %+v (%v)", res.Hits, err)
 	}
 }
