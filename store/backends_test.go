@@ -886,6 +886,23 @@ var contractCases = []contractCase{
 		if err != nil || len(got) != 1 || got[0].Project != "/home/u/src/client" || !got[0].At.Equal(at) {
 			t.Fatalf("PausedProjects = %+v, %v", got, err)
 		}
+		// A search reads both lists in one statement.
+		w, err := s.NewWriter(ctx, "claude")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, p := range map[string]string{"p1": "/home/u/src/b", "p2": "/home/u/src/a", "p3": "/home/u/src/b", "p4": ""} {
+			if err := w.PatchSession(ctx, SessionPatch{ID: id, Project: p, Time: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		paused, stored, err := s.PausedAndStored(ctx)
+		if err != nil || !reflect.DeepEqual(paused, got) || !slices.Equal(stored, []string{"/home/u/src/a", "/home/u/src/b"}) {
+			t.Fatalf("PausedAndStored = %+v, %q, %v; want %+v and the two stored projects", paused, stored, err, got)
+		}
 		for i, want := range []bool{true, false} {
 			if resumed, err := s.ResumeProject(ctx, "/home/u/src/client"); err != nil || resumed != want {
 				t.Fatalf("ResumeProject #%d = %v, %v; want %v", i+1, resumed, err, want)

@@ -70,6 +70,40 @@ func (s *Store) PausedProjects(ctx context.Context) ([]PausedProject, error) {
 	return out, nil
 }
 
+// PausedAndStored lists the paused projects (as PausedProjects) and the
+// distinct projects of the stored sessions (as Projects) in one statement:
+// what a search leaves out, read in one round trip to a team ledger's
+// server.
+func (s *Store) PausedAndStored(ctx context.Context) ([]PausedProject, []string, error) {
+	var rows []struct {
+		Kind    string     `db:"kind"`
+		Project string     `db:"project"`
+		At      *time.Time `db:"at"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT 'paused' AS kind, project, at FROM paused_projects
+		UNION ALL SELECT 'stored', project, NULL FROM (SELECT DISTINCT project FROM sessions WHERE project <> '') AS d
+		ORDER BY kind, project`); err != nil {
+		if s.d.noTable(err) {
+			projects, err := s.Projects(ctx)
+			return []PausedProject{}, projects, err
+		}
+		return nil, nil, fmt.Errorf("list paused and stored projects: %w", err)
+	}
+	paused, projects := []PausedProject{}, []string{}
+	for _, r := range rows {
+		if r.Kind == "stored" {
+			projects = append(projects, r.Project)
+			continue
+		}
+		p := PausedProject{Project: r.Project}
+		if r.At != nil {
+			p.At = r.At.UTC()
+		}
+		paused = append(paused, p)
+	}
+	return paused, projects, nil
+}
+
 // Projects lists the distinct projects of the stored sessions.
 func (s *Store) Projects(ctx context.Context) ([]string, error) {
 	out := []string{}

@@ -38,11 +38,16 @@ func loadOptOut(ctx context.Context, st *store.Store) (*optOut, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newOptOut(st, ps), nil
+}
+
+// newOptOut is the opt-out of the paused projects ps.
+func newOptOut(st *store.Store, ps []store.PausedProject) *optOut {
 	o := &optOut{ignore: map[string]string{}, stored: st.StoredKey}
 	for _, p := range ps {
 		o.paused = append(o.paused, p.Project)
 	}
-	return o, nil
+	return o
 }
 
 // why says why a project (or any folder in it) is kept out of the ledger,
@@ -338,14 +343,12 @@ func (e *Engine) ForgetProject(ctx context.Context, project string, dryRun, file
 // of its checkout, where the file is); and the opt-out dropExcluded checks
 // the hits against.
 func excludedFromSearch(ctx context.Context, st *store.Store) (trees, projects []string, o *optOut, err error) {
-	if o, err = loadOptOut(ctx, st); err != nil {
-		return nil, nil, nil, err
-	}
-	trees = slices.Clone(o.paused)
-	all, err := st.Projects(ctx)
+	paused, all, err := st.PausedAndStored(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	o = newOptOut(st, paused)
+	trees = slices.Clone(o.paused)
 	for _, p := range all {
 		if fi, err := os.Stat(filepath.Join(p, IgnoreFile)); err == nil && !fi.IsDir() {
 			projects = append(projects, p)
