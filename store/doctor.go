@@ -55,7 +55,7 @@ func (s *Store) count(ctx context.Context, h *Health) error {
 }
 
 // RebuildFTS rebuilds every full-text index from its content table (on
-// PostgreSQL, whose tsvector columns are generated with their rows, there
+// PostgreSQL, whose tsvector columns are written with their rows, there
 // is nothing to rebuild).
 func (s *Store) RebuildFTS(ctx context.Context) error {
 	tx, done, err := s.d.beginWrite(ctx, s.db, false)

@@ -20,9 +20,9 @@ import (
 )
 
 // postgresDialect is a team ledger on a PostgreSQL server (see dialect),
-// which many machines share: full text in generated tsvector columns, one
-// writer at a time by an advisory lock, the server's own files and
-// maintenance.
+// which many machines share: full text in tsvector columns written with
+// their rows (pgtsv.go), one writer at a time by an advisory lock, the
+// server's own files and maintenance.
 type postgresDialect struct {
 	url string // the server's URL, password and all
 }
@@ -317,7 +317,8 @@ func (postgresDialect) rowContext(ctx context.Context) context.Context { return 
 // (pgdriver's exec mode); preparing it would add two.
 func (postgresDialect) cachesStatements() bool { return false }
 
-// indexMessages: the tsvector columns are generated with their rows.
+// indexMessages: the tsvector columns are written with their rows (a
+// message's copied with it or made by a trigger, the others generated).
 func (postgresDialect) indexMessages(context.Context, *sqlx.Tx, int64) error { return nil }
 
 // Full text.
@@ -514,7 +515,7 @@ func (postgresDialect) ftsSegments(context.Context, *sqlx.DB) (map[string]int64,
 	return map[string]int64{}, nil
 }
 
-// rebuildFTS and mergeFTS: the tsvector columns are generated with their
+// rebuildFTS and mergeFTS: the tsvector columns are written with their
 // rows, and go with them.
 func (postgresDialect) rebuildFTS(context.Context, *sqlx.Tx) error { return nil }
 func (postgresDialect) mergeFTS(context.Context, *sqlx.Tx) error   { return nil }
@@ -542,7 +543,7 @@ func (postgresDialect) settleSearch(ctx context.Context, db *sqlx.DB) error {
 // Maintenance.
 
 // check: the server keeps its own files whole, and the full-text columns
-// are generated with their rows; what is left to check is that the ledger
+// are written with their rows; what is left to check is that the ledger
 // answers (Check counts what it holds), read-only or not.
 func (postgresDialect) check(context.Context, *sqlx.DB, bool) (Health, error) {
 	return Health{Integrity: "ok", FTS: "ok"}, nil
