@@ -280,17 +280,13 @@ func (e *Engine) ExcludedProjects(ctx context.Context) ([]Excluded, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps, err := st.PausedProjects(ctx)
+	ps, projects, err := st.PausedAndStored(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := []Excluded{}
 	for _, p := range ps {
 		out = append(out, Excluded{Project: p.Project, How: "paused"})
-	}
-	projects, err := st.Projects(ctx)
-	if err != nil {
-		return nil, err
 	}
 	ignored, err := st.IgnoredProjects(ctx)
 	if err != nil {
