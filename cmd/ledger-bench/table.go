@@ -177,7 +177,7 @@ func (b *bench) table() string {
 		}
 	}
 	if measured {
-		row(fmt.Sprintf("`ledger resume SESSION --format hook`, the first resume of %d older sessions (not among their project's latest two: an ingest leaves their state to the first resume), median", b.runs),
+		row(fmt.Sprintf("`ledger resume SESSION --format hook`, the first resume of %d older sessions (superseded in their project: an ingest leaves their state to the first resume), median", b.runs),
 			"≤ 150 ms (a hook's budget)", col(func(t *target, r *sizeResult) string {
 				if r.resumeFirst == 0 {
 					return "-"

@@ -110,8 +110,17 @@ var ledgerModes = map[string]engine.Mode{
 // collection pays off: it was ~1 ms of the 13 ms resume of a 50k-message
 // session's handoff (1.1 MB of JSON decoded). It returns what restores the
 // setting (commands also run in-process, in tests).
-func lessGC() (restore func()) {
-	old := debug.SetGCPercent(400)
+func lessGC() (restore func()) { return gcPercent(400) }
+
+// bulkGC is for `ledger ingest`: the collector waits until the heap has
+// grown three times what the last collection left, not twice, and the
+// soft memory limit (main.go) still bounds it. An ingest of 100k
+// generated messages took 4% less CPU, its peak RSS 4.5 MB more (most of
+// it is SQLite's page cache, outside Go's heap).
+func bulkGC() (restore func()) { return gcPercent(200) }
+
+func gcPercent(p int) (restore func()) {
+	old := debug.SetGCPercent(p)
 	return func() { debug.SetGCPercent(old) }
 }
 

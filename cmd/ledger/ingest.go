@@ -56,6 +56,7 @@ next run. Malformed lines are skipped, counted and reported, never fatal.`,
 }
 
 func runIngest(ctx context.Context, app *App, opts *ingestOptions) error {
+	defer bulkGC()()
 	var bar *progressbar.ProgressBar
 	o := engine.IngestOptions{}
 	if app.StderrTTY {

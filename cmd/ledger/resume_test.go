@@ -252,7 +252,7 @@ func TestResumeUsageAndNotFound(t *testing.T) {
 }
 
 // TestResumeStoresAnOlderSessionsState: an ingest stores the resume states
-// of a folder's latest two sessions only; `ledger resume` of an older one
+// of a folder's latest session (and of those active when it began) only; `ledger resume` of an older one
 // extracts it from the read-only ledger it opens, then stores it where it
 // can write, so that the next resume reads it and says the same.
 func TestResumeStoresAnOlderSessionsState(t *testing.T) {
@@ -296,7 +296,7 @@ func TestResumeStoresAnOlderSessionsState(t *testing.T) {
 		return err == nil && rs.Key == key
 	}
 	if current() {
-		t.Fatal("the ingest stored the resume state of a session two newer ones superseded")
+		t.Fatal("the ingest stored the resume state of a session newer ones superseded")
 	}
 	first := runCmd(t, home, "", "--db", db, "resume", ids[0])
 	if first.code != 0 || first.stdout == "" {

@@ -16,8 +16,8 @@ type touchedSessions map[string]bool
 
 // refresher extracts the resume states of the sessions an ingest adds to,
 // once the ingest has written everything: then it knows which sessions
-// are among their project's latest two, and extracts those only (see
-// superseded), on both cores. Extracting a state while the writer was
+// are their project's latest or were active when it began, and extracts
+// those only (see superseded), on both cores. Extracting a state while the writer was
 // still at work, as each batch was committed, kept the other core busy
 // with sessions a later file superseded: ingests walk a project's
 // transcripts, oldest to newest as often as not.

@@ -75,15 +75,16 @@ func writeGenerated(t *testing.T, path string, o transcript.GenOptions) []byte {
 
 // TestResumeStateAfterIngest ingests sessions of every kind (generated ones,
 // one longer than what resume reads, one written in two files, the real
-// corpus's with their subagent files) and checks that the latest two of
-// each project have a stored resume state equal to what extracting now
-// gives, and that every other session gets one at its first resume.
+// corpus's with their subagent files) and checks that the latest session
+// of each project, and those active when it began, have a stored resume
+// state equal to what extracting now gives, and that every other session
+// gets one at its first resume.
 func TestResumeStateAfterIngest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e, st := openEngine(t)
 	dir := t.TempDir()
-	// Five sessions of one project, so three are superseded; the third is
+	// Five sessions of one project, so four are superseded; the third is
 	// longer than the resumeMessages resume reads, and each has
 	// compactions.
 	for i, n := range []int{120, 200, resumeMessages + 300, 160, 140} {
@@ -112,6 +113,15 @@ func TestResumeStateAfterIngest(t *testing.T) {
 		t.Fatalf("%d sessions after ingesting %d files", len(sessions), sum.Files)
 	}
 	lazy := 0
+	var seen []string // the projects of the sessions before (Sessions lists the latest first)
+	latest := func(project string) bool {
+		for _, p := range seen {
+			if p == project || strings.HasPrefix(p, project+"/") {
+				return false
+			}
+		}
+		return true
+	}
 	for _, s := range sessions {
 		if s.Messages == 0 {
 			continue
@@ -120,13 +130,17 @@ func TestResumeStateAfterIngest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if old && latest(s.Project) {
+			t.Fatalf("%s: the latest session of %s, taken as superseded", s.ID, s.Project)
+		}
+		seen = append(seen, s.Project)
 		key, err := st.ResumeKey(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rs, err := st.LoadResumeState(ctx, s.ID); err != nil || rs.Key != key {
 			if !old {
-				t.Fatalf("%s: among its project's latest two, and no current resume state after the ingest (%v)", s.ID, err)
+				t.Fatalf("%s: not superseded, and no current resume state after the ingest (%v)", s.ID, err)
 			}
 			// Left to its first resume, which stores it.
 			lazy++
