@@ -104,7 +104,7 @@ type dialect interface {
 	// settleSearch files what a big write left for the full-text
 	// indexes to sort out at the next searches, where the backend leaves
 	// any (Store.SettleSearch).
-	settleSearch(ctx context.Context, db *sqlx.DB) error
+	settleSearch(ctx context.Context, db *sqlx.DB, written int) error
 
 	// check checks the database and its full-text indexes (Health's
 	// Integrity, FTS and ReadOnly).

@@ -81,3 +81,75 @@ func writeWords(t *testing.T, ctx context.Context, s *Store, session, prefix str
 		t.Fatal(err)
 	}
 }
+
+// TestSettleSearchFinishesTheMerge: nine ingest transactions make eight
+// segments FTS5 begins to merge and a ninth; after a write of 10,000
+// messages SettleSearch finishes that merge (migration 00016), and every
+// message is still found. After a smaller write it leaves the merge to
+// the writes to come, and it never merges a level FTS5 would not.
+func TestSettleSearchFinishesTheMerge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTemp(t)
+	rnd := rand.New(rand.NewPCG(16, 8))
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	word := func() string {
+		var b [7]byte
+		for i := range b {
+			b[i] = byte('a' + rnd.IntN(26))
+		}
+		return string(b[:])
+	}
+	segments := func() int64 {
+		t.Helper()
+		segs, err := s.FTSSegments(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return segs["messages_fts"]
+	}
+	const perTx = 1200
+	for tx := range 4 {
+		writeWords(t, ctx, s, "s1", fmt.Sprint(tx), at.Add(time.Duration(tx*perTx)*time.Second), perTx, 60, word)
+	}
+	// Four segments, no merge begun: nothing to settle (FTS5's default
+	// usermerge, 4, would merge them).
+	if err := s.SettleSearch(ctx, 4*perTx*3); err != nil {
+		t.Fatal(err)
+	}
+	if got := segments(); got != 4 {
+		t.Fatalf("%d segments after four transactions and SettleSearch, want 4: it merged a level FTS5 had not begun to", got)
+	}
+	for tx := 4; tx < 9; tx++ {
+		writeWords(t, ctx, s, "s1", fmt.Sprint(tx), at.Add(time.Duration(tx*perTx)*time.Second), perTx, 60, word)
+	}
+	begun := segments()
+	if begun <= 2 {
+		t.Fatalf("%d segments after nine transactions: the test needs a merge left begun", begun)
+	}
+	if err := s.SettleSearch(ctx, settleMessages-1); err != nil {
+		t.Fatal(err)
+	}
+	if got := segments(); got != begun {
+		t.Fatalf("a write of %d messages: %d segments after SettleSearch, %d before; want it left to the writes", settleMessages-1, got, begun)
+	}
+	if err := s.SettleSearch(ctx, 9*perTx); err != nil {
+		t.Fatal(err)
+	}
+	if got := segments(); got > 2 {
+		t.Errorf("%d segments after SettleSearch (%d before), want the merge's output and the ninth", got, begun)
+	}
+	// The index still holds every message: FTS5's own check, and a word of
+	// the first transaction's first message found.
+	if _, err := s.db.Exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`); err != nil {
+		t.Errorf("integrity-check after the merge: %v", err)
+	}
+	var text string
+	if err := s.db.Get(&text, `SELECT text FROM messages WHERE uuid = '0-0'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(ctx, SearchOptions{Query: ParseQuery(strings.Fields(text)[0]), Limit: 5})
+	if err != nil || len(res.Hits) == 0 {
+		t.Errorf("a word of the first message: %d hits, %v", len(res.Hits), err)
+	}
+}

@@ -70,7 +70,7 @@ func TestPendingListOfATeamLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := member.SettleSearch(ctx); err != nil {
+	if err := member.SettleSearch(ctx, 20_000); err != nil {
 		t.Errorf("SettleSearch by a role that does not own the indexes: %v", err)
 	}
 	member.Close()
@@ -78,18 +78,10 @@ func TestPendingListOfATeamLedger(t *testing.T) {
 		s.db.Exec(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ` + role)
 		s.db.Exec(`DROP ROLE ` + role)
 	})
-	if err := s.SettleSearch(ctx); err != nil {
+	if err := s.SettleSearch(ctx, 20_000); err != nil {
 		t.Fatal(err)
 	}
 	if n := pendingPages(t, s); n != 0 {
 		t.Errorf("SettleSearch left %d pages pending", n)
-	}
-}
-
-// TestSettleSearchOnSQLite: nothing to do, nothing fails.
-func TestSettleSearchOnSQLite(t *testing.T) {
-	t.Parallel()
-	if err := openTemp(t).SettleSearch(context.Background()); err != nil {
-		t.Error(err)
 	}
 }

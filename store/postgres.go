@@ -527,7 +527,7 @@ var pgTextIndexes = []string{"messages_tsv", "handoffs_tsv", "compactions_tsv", 
 // (gin_clean_pending_list), best effort: a role that does not own the
 // indexes may not, and a server that is read-only cannot; both leave the
 // lists to the server (its next flush, autovacuum).
-func (postgresDialect) settleSearch(ctx context.Context, db *sqlx.DB) error {
+func (postgresDialect) settleSearch(ctx context.Context, db *sqlx.DB, _ int) error {
 	_, err := db.ExecContext(ctx, `SELECT gin_clean_pending_list(to_regclass(i)) FROM unnest(ARRAY['`+
 		strings.Join(pgTextIndexes, "', '")+`']) AS i WHERE to_regclass(i) IS NOT NULL`)
 	switch pgCode(err) {

@@ -108,18 +108,20 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 	return SearchResult{Hits: hits, Any: len(hits) > 0}, nil
 }
 
-// SettleSearch files into the full-text indexes what a big write (an
-// ingest, a sync) left pending, so that the searches after it do not each
-// read it: on PostgreSQL, the GIN indexes' pending lists. A search read
+// SettleSearch files into the full-text indexes what a write of written
+// messages (an ingest, a sync) left pending, so that the searches after
+// it do not each read it: on PostgreSQL, the GIN indexes' pending lists;
+// on SQLite, the segments of the messages' index a merge began to merge. A search read
 // the whole list for every query: 70-100 ms instead of 10 ms for a rare
 // word at 100k messages right after an ingest (up to 4 MB of pending
 // entries, until autovacuum gets to the table). It is the work the next
 // flush of the list would have done (about 50 ms after an ingest of 100k
 // messages). Filing a pending list is for the index's owner: under
 // another role it does nothing, and the hooks' own limit on the list
-// (pgBegin) bounds what is left. Nothing to do on SQLite.
-func (s *Store) SettleSearch(ctx context.Context) error {
-	return s.d.settleSearch(ctx, s.db)
+// (pgBegin) bounds what is left. On SQLite the work is in proportion to
+// written (sqliteDialect.settleSearch).
+func (s *Store) SettleSearch(ctx context.Context, written int) error {
+	return s.d.settleSearch(ctx, s.db, written)
 }
 
 // searchIndex is one full-text index and the table it indexes: a row of

@@ -181,7 +181,7 @@ func (s *Store) Push(ctx context.Context, dst *Store, origin string) (PushCounts
 	if failed.Tried > 0 {
 		// Once anything was sent, even rows the server held already.
 		// Best effort (SettleSearch): what was sent is stored either way.
-		_ = dst.SettleSearch(ctx)
+		_ = dst.SettleSearch(ctx, out.Messages)
 	}
 	if len(failed.Failed) > 0 {
 		return out, &failed

@@ -127,7 +127,7 @@ func (e *Engine) Ingest(ctx context.Context, paths []string, o IngestOptions) (I
 		// text indexes before the conflict is found). Best effort, as the
 		// server would do it later: an ingest that cannot settle the
 		// indexes has still stored everything.
-		_ = st.SettleSearch(ctx)
+		_ = st.SettleSearch(ctx, sum.Messages)
 	}
 	if rerr := ref.finish(ctx); err == nil && rerr != nil {
 		err = fmt.Errorf("resume states: %w", rerr)
