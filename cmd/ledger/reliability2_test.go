@@ -32,9 +32,14 @@ import (
 
 // watchPeak follows a running process's peak resident memory (VmHWM, on
 // Linux): getrusage's figure for a child also counts the memory of the
-// parent it was forked from, which a test holding big inputs would
-// dominate. It returns a function that waits for the process and gives the
-// peak in bytes (getrusage's where there is no /proc).
+// parent it was forked from (Go starts a child sharing the parent's
+// memory until it execs), which a test holding big inputs, or the race
+// detector's, would dominate: a hook that ended in 10 ms was reported at
+// 774 MB, the test process's size. It returns a function that waits for
+// the process and gives the peak in bytes: the highest VmHWM read while
+// it ran, 0 for a process that ended before the first read (a few
+// milliseconds: too short to touch the tens of MB the checks bound,
+// thousands of page faults), getrusage's where there is no /proc.
 func watchPeak(t *testing.T, p *proc) func() int64 {
 	t.Helper()
 	var peak atomic.Int64
@@ -60,6 +65,10 @@ func watchPeak(t *testing.T, p *proc) func() int64 {
 		<-stopped
 		if peak.Load() > 0 {
 			return peak.Load()
+		}
+		if _, err := os.Stat("/proc/self/status"); err == nil {
+			t.Logf("%s ended after %v, before its memory was read", p.name, p.ended.Sub(p.started))
+			return 0
 		}
 		if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			if runtime.GOOS == "darwin" {
@@ -581,18 +590,26 @@ func TestHookDeadlineWhateverItReads(t *testing.T) {
 	}
 
 	// A transcript of 64 MB, more than SessionEnd reads in its 1 s budget
-	// (ingest reads ~45 MB/s, and a hook reads for 45% of its budget):
+	// (a hook reads for 45% of its budget; the 64 MB took three runs on
+	// an idle machine, 31 MB in the first):
 	// each SessionEnd reads what fits in its budget, commits it, and
 	// leaves the rest to the next event, until it is all read. A machine
 	// too busy to read anything in a run's budget leaves it all to the
-	// next (the cursor stays); the cursor never goes back.
+	// next (the cursor stays); the cursor never goes back. Every line is
+	// new: lines the ledger holds already cost a fraction of a new one's
+	// writing (the 64 MB of one 1,000-message part repeated were read in
+	// one run).
 	const session = "8b8b8b8b-0000-4000-8000-000000000008"
-	var part bytes.Buffer
-	if err := transcript.Generate(&part, transcript.GenOptions{Seed: 8, SessionID: session, Project: "/home/dev/src/big", Messages: 1000}); err != nil {
+	var whole bytes.Buffer
+	if err := transcript.Generate(&whole, transcript.GenOptions{Seed: 8, SessionID: session, Project: "/home/dev/src/big",
+		Messages: 56_000, CompactEvery: 400, Shape: transcript.GenReal}); err != nil {
 		t.Fatal(err)
 	}
+	if whole.Len() < 60<<20 {
+		t.Fatalf("generated %d MB, want 64", whole.Len()>>20)
+	}
 	big := filepath.Join(home, session+".jsonl")
-	appendFile(t, big, bytes.Repeat(part.Bytes(), 64<<20/part.Len()+1))
+	appendFile(t, big, whole.Bytes())
 	fi, err := os.Stat(big)
 	if err != nil {
 		t.Fatal(err)
