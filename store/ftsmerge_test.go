@@ -83,10 +83,13 @@ func writeWords(t *testing.T, ctx context.Context, s *Store, session, prefix str
 }
 
 // TestSettleSearchFinishesTheMerge: nine ingest transactions make eight
-// segments FTS5 begins to merge and a ninth; after a write of 10,000
-// messages SettleSearch finishes that merge (migration 00016), and every
-// message is still found. After a smaller write it leaves the merge to
-// the writes to come, and it never merges a level FTS5 would not.
+// segments FTS5 begins to merge and a ninth, and 18 compactions, a
+// statement each, three segments FTS5's default usermerge (4) would leave
+// as they are; after a write of 10,000 messages SettleSearch finishes the
+// messages' merge and merges the compactions' into one (migration 00016),
+// and every message is still found. After a smaller write it leaves both
+// to the writes to come, and it never merges a level of the messages'
+// FTS5 would not.
 func TestSettleSearchFinishesTheMerge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -100,14 +103,15 @@ func TestSettleSearchFinishesTheMerge(t *testing.T) {
 		}
 		return string(b[:])
 	}
-	segments := func() int64 {
+	segmentsOf := func(index string) int64 {
 		t.Helper()
 		segs, err := s.FTSSegments(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return segs["messages_fts"]
+		return segs[index]
 	}
+	segments := func() int64 { return segmentsOf("messages_fts") }
 	const perTx = 1200
 	for tx := range 4 {
 		writeWords(t, ctx, s, "s1", fmt.Sprint(tx), at.Add(time.Duration(tx*perTx)*time.Second), perTx, 60, word)
@@ -127,11 +131,27 @@ func TestSettleSearchFinishesTheMerge(t *testing.T) {
 	if begun <= 2 {
 		t.Fatalf("%d segments after nine transactions: the test needs a merge left begun", begun)
 	}
+	// Compactions, a statement each, as an ingest and the hooks write
+	// them: FTS5 writes the small index a segment each time.
+	for i := range 18 {
+		if _, err := s.db.Exec(`INSERT INTO compactions (session_id, boundary_uuid, at, trigger, summary, source)
+			VALUES ('s1', $1, $2, 'auto', $3, 'transcript')`, fmt.Sprint("b", i), at.Add(time.Duration(i)*time.Minute),
+			strings.Repeat(word()+" ", 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	small := segmentsOf("compactions_fts")
+	if small < 2 {
+		t.Fatalf("%d segments of compactions after 18 statements: the test needs more", small)
+	}
 	if err := s.SettleSearch(ctx, settleMessages-1); err != nil {
 		t.Fatal(err)
 	}
 	if got := segments(); got != begun {
 		t.Fatalf("a write of %d messages: %d segments after SettleSearch, %d before; want it left to the writes", settleMessages-1, got, begun)
+	}
+	if got := segmentsOf("compactions_fts"); got != small {
+		t.Fatalf("a write of %d messages: %d segments of compactions after SettleSearch, %d before", settleMessages-1, got, small)
 	}
 	if err := s.SettleSearch(ctx, 9*perTx); err != nil {
 		t.Fatal(err)
@@ -139,10 +159,15 @@ func TestSettleSearchFinishesTheMerge(t *testing.T) {
 	if got := segments(); got > 2 {
 		t.Errorf("%d segments after SettleSearch (%d before), want the merge's output and the ninth", got, begun)
 	}
+	if got := segmentsOf("compactions_fts"); got != 1 {
+		t.Errorf("%d segments of compactions after SettleSearch (%d before), want one", got, small)
+	}
 	// The index still holds every message: FTS5's own check, and a word of
 	// the first transaction's first message found.
-	if _, err := s.db.Exec(`INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')`); err != nil {
-		t.Errorf("integrity-check after the merge: %v", err)
+	for _, index := range []string{"messages_fts", "compactions_fts"} {
+		if _, err := s.db.Exec(`INSERT INTO ` + index + ` (` + index + `) VALUES ('integrity-check')`); err != nil {
+			t.Errorf("integrity-check of %s after the merge: %v", index, err)
+		}
 	}
 	var text string
 	if err := s.db.Get(&text, `SELECT text FROM messages WHERE uuid = '0-0'`); err != nil {
