@@ -115,7 +115,7 @@ func lessGC() (restore func()) { return gcPercent(400) }
 // bulkGC is for `ledger ingest`: the collector waits until the heap has
 // grown three times what the last collection left, not twice, and the
 // soft memory limit (main.go) still bounds it. An ingest of 100k
-// generated messages took 4% less CPU, its peak RSS 4.5 MB more (most of
+// generated messages took 4% less CPU, its peak RSS 3-4.5 MB more (most of
 // it is SQLite's page cache, outside Go's heap).
 func bulkGC() (restore func()) { return gcPercent(200) }
 
