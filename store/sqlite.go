@@ -556,10 +556,8 @@ func (d sqliteDialect) settleSearch(ctx context.Context, db *sqlx.DB, written in
 	}
 	defer done()
 	defer tx.Rollback()
-	for _, t := range ftsTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('merge', $1)`, written); err != nil {
-			return fmt.Errorf("settle the search index %s: %w", t, err)
-		}
+	if err := ftsCommand(ctx, tx, "merge", written); err != nil {
+		return fmt.Errorf("settle the search indexes: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("settle the search indexes: %w", err)
@@ -567,10 +565,15 @@ func (d sqliteDialect) settleSearch(ctx context.Context, db *sqlx.DB, written in
 	return nil
 }
 
-// ftsCommand runs an FTS5 special command on every index.
-func ftsCommand(ctx context.Context, tx *sqlx.Tx, cmd string) error {
+// ftsCommand runs an FTS5 special command on every index, with its
+// argument (FTS5's rank column: 'merge' takes a number of pages) if any.
+func ftsCommand(ctx context.Context, tx *sqlx.Tx, cmd string, arg ...any) error {
 	for _, t := range ftsTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('`+cmd+`')`); err != nil {
+		stmt := `INSERT INTO ` + t + ` (` + t + `) VALUES ('` + cmd + `')`
+		if len(arg) > 0 {
+			stmt = `INSERT INTO ` + t + ` (` + t + `, rank) VALUES ('` + cmd + `', $1)`
+		}
+		if _, err := tx.ExecContext(ctx, stmt, arg...); err != nil {
 			return fmt.Errorf("%s %s: %w", cmd, t, err)
 		}
 	}
