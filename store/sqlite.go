@@ -75,8 +75,8 @@ const defaultBusyTimeout = 5000
 
 func (sqliteDialect) target() (int64, error) { return targetOf(migrations.FS) }
 
-func (sqliteDialect) migrator(db *sqlx.DB) (migrator, error) {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS)
+func (d sqliteDialect) migrator(db *sqlx.DB) (migrator, error) {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.DB, migrations.FS, goose.WithLocker(&migrationLock{path: d.path}))
 	if err != nil {
 		return migrator{}, fmt.Errorf("load migrations: %w", err)
 	}
