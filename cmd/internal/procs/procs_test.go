@@ -1,4 +1,4 @@
-package main
+package procs
 
 import (
 	"strings"
@@ -28,8 +28,8 @@ func TestOneCore(t *testing.T) {
 		{"", false},
 		{"help search", false},
 	} {
-		if got := oneCore(strings.Fields(c.args)); got != c.want {
-			t.Errorf("oneCore(%q) = %v, want %v", c.args, got, c.want)
+		if got := OneCore(strings.Fields(c.args)); got != c.want {
+			t.Errorf("OneCore(%q) = %v, want %v", c.args, got, c.want)
 		}
 	}
 }

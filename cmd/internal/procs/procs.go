@@ -1,0 +1,66 @@
+// Package procs runs the short ledger commands on one processor from the
+// start of the process, before the packages it links initialise.
+//
+// A command that reads a little and exits (OneCoreCommands) spends most of
+// its time starting: the Go runtime, then some 150 packages' init
+// functions (SQLite's C transpiled to Go, the MCP SDK, pgx, templates),
+// then the command's few statements. On one processor (GOMAXPROCS 1) the
+// Go scheduler does not wake a second thread to look for work each time
+// the main goroutine waits on a read, nor keep one spinning.
+//
+// The setting is made in this package's init, not in main: the language
+// initialises the packages in the order of their import paths, each once
+// those it imports are, and this one imports only the runtime and os (not
+// even strings, which waits for unicode and, in the order of the paths, a
+// crowd of crypto and encoding packages), so it runs before nearly every
+// other (TestOneCoreBeforeInits
+// checks it against the heavy ones). Made in main, after every init, the
+// change from two processors to one cost more than the inits it follows:
+// the second processor's cached memory spans, filled during the inits,
+// were handed back one by one, each to a list the runtime allocated anew
+// (a page fault each). Medians of 300-400 runs alternated on this machine
+// (2 cores): ledger version 3.8 ms with the setting in main, 3.5 ms with
+// it here; a rare identifier's search of 100k messages 6.3 ms and 5.9 ms.
+package procs
+
+import (
+	"os"
+	"runtime"
+)
+
+func init() {
+	if os.Getenv("GOMAXPROCS") == "" && OneCore(os.Args[1:]) {
+		runtime.GOMAXPROCS(1)
+	}
+}
+
+// OneCoreCommands run on one processor: search, resume, version,
+// statusline and sessions read a little, one statement after another, and
+// exit. ingest, sync, serve, mcp, compact and the hooks keep every
+// processor: their readers, writers and extractors run side by side. A
+// GOMAXPROCS in the environment wins.
+var OneCoreCommands = map[string]bool{"search": true, "resume": true, "version": true, "statusline": true, "sessions": true}
+
+// OneCore tells whether args (a command line without the program's name)
+// run one of OneCoreCommands: the first argument that is not a flag of
+// the root command (--db PATH, --cpuprofile FILE, --no-redact) names the
+// command. Anything else (a flag it does not know, help) keeps every
+// processor.
+func OneCore(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--db" || a == "--cpuprofile":
+			i++ // its value
+		case hasPrefix(a, "--db=") || hasPrefix(a, "--cpuprofile=") || a == "--no-redact":
+		case hasPrefix(a, "-"):
+			return false
+		default:
+			return OneCoreCommands[a]
+		}
+	}
+	return false
+}
+
+// hasPrefix is strings.HasPrefix, which this package does not import.
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
