@@ -111,7 +111,7 @@ func (s *Store) Search(ctx context.Context, o SearchOptions) (SearchResult, erro
 // SettleSearch files into the full-text indexes what a write of written
 // messages (an ingest, a sync) left pending, so that the searches after
 // it do not each read it: on PostgreSQL, the GIN indexes' pending lists;
-// on SQLite, the segments of the messages' index a merge began to merge. A search read
+// on SQLite, the index segments FTS5 left for later writes to merge. A search read
 // the whole list for every query: 70-100 ms instead of 10 ms for a rare
 // word at 100k messages right after an ingest (up to 4 MB of pending
 // entries, until autovacuum gets to the table). It is the work the next

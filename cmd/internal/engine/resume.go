@@ -223,8 +223,9 @@ func extractMessages(ctx context.Context, st *store.Store, sess store.Session, m
 // refreshJob is a session whose resume state to extract.
 type refreshJob struct {
 	sessionID string
-	// latestOnly skips a session that is not its project's latest
-	// (superseded): a bulk ingest's.
+	// latestOnly skips a session no project resume reads (superseded:
+	// neither its folder's latest nor active when that one began): a bulk
+	// ingest's.
 	latestOnly bool
 }
 
