@@ -87,6 +87,10 @@ type dialect interface {
 	// runs once per transaction: where the driver parses a statement's
 	// text at every call, rather than sending it in one round trip.
 	cachesStatements() bool
+	// textVector is, where the client computes the full-text index's
+	// terms of a text it writes, those of text (a value for a tsv column
+	// beside it) and true; else false, the backend indexing it itself.
+	textVector(text string) (any, bool)
 
 	// match is a query as the backend's full-text search takes it, every
 	// word of a group needed (all) or any of them.

@@ -154,6 +154,7 @@ func deleteSession(ctx context.Context, tx *sqlx.Tx, sessionID string, dryRun bo
 		`DELETE FROM cursors WHERE session_id = $1`,
 		`DELETE FROM session_marks WHERE session_id = $1`,
 		`DELETE FROM hook_receipts WHERE session_id = $1`,
+		`DELETE FROM resume_states WHERE session_id = $1`, // the sessions' cascade would; said here
 		`DELETE FROM sessions WHERE id = $1`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, sessionID); err != nil {

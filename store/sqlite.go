@@ -340,6 +340,9 @@ func (sqliteDialect) rowContext(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
+// textVector: FTS5's triggers index what is written.
+func (sqliteDialect) textVector(string) (any, bool) { return nil, false }
+
 // cachesStatements: modernc's driver parses the text of a statement that
 // is not prepared at every call, in Go (~0.2 ms for a compaction's
 // UPDATE); prepared, it binds and steps.

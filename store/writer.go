@@ -733,14 +733,21 @@ func positive(n int64) any {
 // linkSummary attaches a compaction summary message to its compaction: the
 // boundary it follows (its parent), else the session's latest compaction
 // still without a summary.
+//
+// On PostgreSQL the summary's tsvector is written with it (textVector).
 func (w *Writer) linkSummary(ctx context.Context, m compact.Message) error {
+	// The prepared message's: redacted already.
+	text := m.Text()
+	set, args := "summary = $1", []any{verbatim(text), verbatim(m.SessionID), verbatim(m.ParentUUID)}
+	if v, ok := w.d.textVector(text); ok {
+		set, args = set+", tsv = $4", append(args, v)
+	}
 	_, err := w.exec(ctx, `
-		UPDATE compactions SET summary = $1
+		UPDATE compactions SET `+set+`
 		WHERE id = coalesce(
 			(SELECT id FROM compactions WHERE session_id = $2 AND boundary_uuid = $3 AND summary = ''),
 			(SELECT id FROM compactions WHERE session_id = $2 AND summary = '' ORDER BY at DESC, id DESC LIMIT 1))`,
-		// The prepared message's: redacted already.
-		verbatim(m.Text()), verbatim(m.SessionID), verbatim(m.ParentUUID))
+		args...)
 	if err != nil {
 		return fmt.Errorf("link compaction summary: %w", err)
 	}
