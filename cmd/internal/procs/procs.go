@@ -23,10 +23,11 @@
 // it here; a rare identifier's search of 100k messages 6.3 ms and 5.9 ms.
 //
 // The main goroutine's stack starts at 8 KB and SQLite, C transpiled to
-// Go with C's deep calls and wide frames, takes it to 64 KB: three
-// copies, each of a deeper stack, each frame of it looked up in the
-// binary's tables (pages read for the first time). Grown once here, while
-// it is shallow, it is copied once (growStack).
+// Go with C's deep calls and wide frames, grows it copy by copy, each
+// time twice the size, each copy of a deeper stack whose every frame the
+// runtime looks up in the binary's tables (pages read for the first time):
+// 4% of a search's CPU samples were runtime.copystack. Grown once here to
+// 64 KB, while it is shallow, it is copied once (growStack).
 package procs
 
 import (
