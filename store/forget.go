@@ -33,9 +33,8 @@ type Forgotten struct {
 }
 
 // Forget deletes a session and everything derived from it: messages,
-// handoffs, compactions, notes, cursors, marks, hook receipts, and their
-// full-text rows
-// (by the delete triggers). It leaves a tombstone so that ingesting the
+// handoffs, compactions, notes, cursors, marks, hook receipts, its resume
+// state, and their full-text rows (by the delete triggers). It leaves a tombstone so that ingesting the
 // transcript again does not bring the session back. With dryRun it only
 // counts.
 //
