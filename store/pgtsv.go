@@ -29,8 +29,10 @@ const (
 	pgMaxPositions  = 255
 )
 
-// pgClientTSV is, per table whose tsvector the client computes, the
-// column it is computed from.
+// pgClientTSV is, per table whose copied rows (copyFrom) carry a tsvector
+// the client computes, the column it is computed from. A compaction's
+// summary, written by an UPDATE, gets its tsvector from the dialect's
+// textVector instead.
 var pgClientTSV = map[string]string{"messages": "text"}
 
 // pgTSVector is text's tsvector (see above), in one pass over text with
