@@ -243,12 +243,8 @@ func heldBulk(ctx context.Context, db *sqlx.DB) *bulkConn {
 // returned context, with ingestPragmas; release puts them back and
 // returns it to the pool once the last of those transactions is over.
 func (sqliteDialect) holdBulk(ctx context.Context, db *sqlx.DB) (context.Context, func(), error) {
-	conn, err := db.Connx(ctx)
+	conn, err := bulkConnection(ctx, db)
 	if err != nil {
-		return ctx, func() {}, err
-	}
-	if _, err := conn.ExecContext(ctx, ingestPragmas); err != nil {
-		giveBack(ctx, conn, resetPragmas)
 		return ctx, func() {}, err
 	}
 	h := &bulkConn{db: db, conn: conn}
@@ -264,6 +260,20 @@ func (sqliteDialect) holdBulk(ctx context.Context, db *sqlx.DB) (context.Context
 	return context.WithValue(ctx, bulkKey{}, h), release, nil
 }
 
+// bulkConnection takes a connection of db for bulk writes and sets
+// ingestPragmas on it.
+func bulkConnection(ctx context.Context, db *sqlx.DB) (*sqlx.Conn, error) {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, ingestPragmas); err != nil {
+		giveBack(ctx, conn, resetPragmas)
+		return nil, err
+	}
+	return conn, nil
+}
+
 // begin begins a transaction on the held connection, with a busy_timeout
 // that ends at by under a lock deadline; done lets the next one begin.
 // After release it begins one as beginWrite does without a held
@@ -275,13 +285,27 @@ func (h *bulkConn) begin(ctx context.Context, by time.Time, deadline bool) (*sql
 		return sqliteDialect{}.beginWrite(context.WithValue(ctx, bulkKey{}, nil), h.db, true)
 	}
 	conn := h.conn
-	done := func() { h.mu.Unlock() }
+	done := func() {
+		// database/sql rolls back a transaction whose context ended in a
+		// goroutine of its own, and Rollback, called meanwhile, returns
+		// at once (sql.ErrTxDone): the connection may still be in the
+		// transaction, and the next BEGIN on it would fail ("cannot
+		// start a transaction within a transaction"). Closing it waits
+		// for that rollback (the transaction holds the connection until
+		// it is over); the next transactions run on one taken again.
+		if ctx.Err() != nil && h.conn != nil {
+			giveBack(ctx, h.conn, resetPragmas)
+			h.conn, _ = bulkConnection(context.WithoutCancel(ctx), h.db)
+		}
+		h.mu.Unlock()
+	}
 	if deadline {
 		wait := max(0, time.Until(by).Milliseconds())
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, wait)); err != nil {
 			done()
 			return nil, nil, err
 		}
+		unlock := done
 		done = func() {
 			// A connection whose busy_timeout cannot be put back is not
 			// used again: the ingest's next transactions get their own.
@@ -289,7 +313,7 @@ func (h *bulkConn) begin(ctx context.Context, by time.Time, deadline bool) (*sql
 				discard(conn)
 				h.conn = nil
 			}
-			h.mu.Unlock()
+			unlock()
 		}
 	}
 	tx, err := conn.BeginTxx(ctx, nil)
