@@ -455,7 +455,7 @@ func TestKillDuringIngest(t *testing.T) {
 	last := sessionUUID(4, 3)
 	files = append(files, filepath.Join(home, "corpus", "-k4", last+".jsonl"))
 	generate(t, files[4], transcript.GenOptions{Seed: 7001, SessionID: last, Project: "/home/dev/src/k",
-		Messages: 800, CompactEvery: 500, Shape: transcript.GenReal})
+		Messages: 2000, CompactEvery: 500, Shape: transcript.GenReal})
 	want[last] = expectedCounts(t, files[4])[last]
 	batch1, total := 4*each.Messages, 4*each.Messages+want[last].Messages
 	size5 := fileSize(files[4])
@@ -574,7 +574,7 @@ func TestKillDuringIngest(t *testing.T) {
 						attempt, w.committed, total, cmpOr(strings.TrimPrefix(w.open, filepath.Dir(w.open)+"/"), "nothing"), w.pos[w.open], w.wal.size)
 					break
 				}
-				if attempt == 3 {
+				if attempt == 5 {
 					t.Fatalf("not reached in %d runs: %v", attempt, err)
 				}
 				t.Logf("run %d: %v; again", attempt, err)
