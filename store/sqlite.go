@@ -253,8 +253,10 @@ func (sqliteDialect) holdBulk(ctx context.Context, db *sqlx.DB) (context.Context
 		once.Do(func() {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			giveBack(ctx, h.conn, resetPragmas)
-			h.conn = nil
+			if h.conn != nil { // nil: discarded, or not taken again (begin)
+				giveBack(ctx, h.conn, resetPragmas)
+				h.conn = nil
+			}
 		})
 	}
 	return context.WithValue(ctx, bulkKey{}, h), release, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentledger/ledger/compact"
@@ -74,4 +75,39 @@ func TestWriterStopsWithItsContext(t *testing.T) {
 			t.Errorf("session %s: %d messages, %d compactions; want %d of each", session, msgs, comps, want)
 		}
 	}
+}
+
+// TestHeldIngestReleasedWithoutItsConnection: a writer stopped by its
+// context gives the held connection back and the ingest takes one again;
+// where none can be taken (here the pool is closed), the next writer
+// begins on a connection of its own, which fails as the pool does, and
+// releasing the hold has nothing to give back.
+func TestHeldIngestReleasedWithoutItsConnection(t *testing.T) {
+	t.Parallel()
+	s := openAt(t, filepath.Join(t.TempDir(), "ledger.db"))
+	held, release, err := s.HoldIngest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(held)
+	w, err := s.NewWriter(ctx, "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AddMessage(ctx, compact.Message{UUID: "m", SessionID: "s", Role: compact.RoleUser,
+		Blocks: []compact.Block{{Kind: compact.BlockText, Text: "hello"}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.db.Close()
+	cancel()
+	if err := w.Commit(ctx, nil); err == nil {
+		t.Fatal("a writer whose context ended committed")
+	}
+	if h := heldBulk(held, s.db); h == nil || h.conn != nil {
+		t.Fatalf("the hold %+v kept a connection of a closed pool", h)
+	}
+	if _, err := s.NewWriter(held, "claude"); err == nil || !strings.Contains(err.Error(), "database is closed") {
+		t.Errorf("writer on a closed pool: %v", err)
+	}
+	release()
 }
